@@ -1,0 +1,68 @@
+#pragma once
+// Data sets from CSV files: a header row of names (on by default), numeric features, and a label
+// column kept as text (classification) or parsed as a number (regression).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "knn/matrix.hpp"
+
+namespace knn {
+
+struct CsvOptions {
+  bool header = true;
+  char delimiter = ',';
+  /// Label column by name or 0-based index, negative from the end. Empty: the last column.
+  std::string label;
+  /// Columns left out of the features, by name or index (as label).
+  std::vector<std::string> ignore;
+};
+
+struct Dataset {
+  std::string source;                      // file name as given, for messages
+  std::vector<std::string> feature_names;  // one per feature column
+  std::string label_name;                  // empty when the file had no label column
+  Matrix features;                         // rows x feature_names.size()
+  std::vector<std::string> labels;         // one per row, as written; empty when no label column
+  std::vector<std::size_t> lines;          // 1-based line in the file where each row starts
+
+  std::size_t size() const { return features.rows; }
+  std::size_t dims() const { return features.cols; }
+  bool has_labels() const { return !labels.empty() || (label_name.size() && size() == 0); }
+};
+
+/// Loads a training or test file: features plus a label column. "-" reads standard input.
+/// Throws knn::Error naming file, line and column for any cell that is not a finite float, a
+/// ragged row, an unknown label column, or a file without data rows.
+Dataset load_csv(const std::string& path, const CsvOptions& options);
+
+/// Loads a query file whose feature columns match `train`'s: with a header, columns are found by
+/// name (the label column may be present or absent); without one, the file has either exactly the
+/// feature columns, or all of the training file's columns in the same positions.
+Dataset load_query_csv(const std::string& path, const CsvOptions& options, const Dataset& train);
+
+/// Parses a regression target; throws knn::Error naming the file, line and label column.
+std::vector<double> numeric_targets(const Dataset& data);
+
+/// Class labels encoded to ids 0..C-1 in sorted order: numeric order when every label parses as
+/// a number, otherwise byte order (scikit-learn's order, which decides vote ties).
+class LabelEncoder {
+ public:
+  void fit(const std::vector<std::string>& labels);
+  std::vector<int> encode(const std::vector<std::string>& labels) const;  // unknown label: -1
+  int encode(const std::string& label) const;
+  const std::string& decode(int id) const { return classes_.at(static_cast<std::size_t>(id)); }
+  const std::vector<std::string>& classes() const { return classes_; }
+  std::size_t size() const { return classes_.size(); }
+  bool numeric() const { return numeric_; }
+
+ private:
+  std::vector<std::string> classes_;
+  bool numeric_ = false;
+};
+
+/// Parses a float cell the way the loader does: the whole text must be a finite float32 number.
+std::optional<float> parse_float(const char* begin, const char* end);
+
+}  // namespace knn

@@ -1,0 +1,25 @@
+#pragma once
+// A dense row-major float matrix: the one container for features, so every backend takes plain
+// pointers, sizes and strides.
+#include <cstddef>
+#include <vector>
+
+namespace knn {
+
+struct Matrix {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::vector<float> values;  // rows * cols, row-major
+
+  Matrix() = default;
+  Matrix(std::size_t r, std::size_t c) : rows(r), cols(c), values(r * c) {}
+  float* row(std::size_t i) { return values.data() + i * cols; }
+  const float* row(std::size_t i) const { return values.data() + i * cols; }
+  float& operator()(std::size_t i, std::size_t j) { return values[i * cols + j]; }
+  float operator()(std::size_t i, std::size_t j) const { return values[i * cols + j]; }
+};
+
+/// The rows of m at the given indices, in that order.
+Matrix take_rows(const Matrix& m, const std::vector<std::size_t>& rows);
+
+}  // namespace knn

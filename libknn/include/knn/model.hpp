@@ -1,0 +1,75 @@
+#pragma once
+// KnnClassifier and KnnRegressor: scale (fitted on the training rows), search, then vote or
+// average with the chosen weights.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "knn/dataset.hpp"
+#include "knn/matrix.hpp"
+#include "knn/metric.hpp"
+#include "knn/scaler.hpp"
+#include "knn/search.hpp"
+#include "knn/weights.hpp"
+
+namespace knn {
+
+struct ModelParams {
+  std::size_t k = 5;
+  Weights weights;
+  Metric metric = Metric::l2;
+  Scaling scaling = Scaling::minmax;
+  BackendOptions backend;
+};
+
+/// Shared part of both models: the scaler, the scaled training rows and the backend.
+class KnnModel {
+ public:
+  explicit KnnModel(ModelParams params = {});
+  const ModelParams& params() const { return params_; }
+  const Scaler& scaler() const { return scaler_; }
+  const Backend& backend() const { return *backend_; }
+  std::size_t train_size() const { return train_.rows; }
+  /// Neighbours of the (unscaled) query rows among the training rows, per DESIGN.md's order.
+  Neighbors kneighbors(const Matrix& queries) const;
+
+ protected:
+  void fit_features(const Matrix& features);
+  ModelParams params_;
+  Scaler scaler_;
+  Matrix train_;  // scaled
+  std::shared_ptr<const Backend> backend_;
+};
+
+class KnnClassifier : public KnnModel {
+ public:
+  using KnnModel::KnnModel;
+  void fit(const Matrix& features, const std::vector<std::string>& labels);
+  std::vector<std::string> predict(const Matrix& queries) const;
+  std::vector<int> predict_ids(const Matrix& queries) const;  // ids into classes()
+  /// queries x classes().size(), row-major: each class's share of the (weighted) vote.
+  std::vector<double> predict_proba(const Matrix& queries) const;
+  /// Accuracy against the given labels.
+  double score(const Matrix& queries, const std::vector<std::string>& labels) const;
+  const std::vector<std::string>& classes() const { return encoder_.classes(); }
+  const LabelEncoder& encoder() const { return encoder_; }
+
+ private:
+  LabelEncoder encoder_;
+  std::vector<int> train_class_;
+};
+
+class KnnRegressor : public KnnModel {
+ public:
+  using KnnModel::KnnModel;
+  void fit(const Matrix& features, const std::vector<double>& targets);
+  std::vector<double> predict(const Matrix& queries) const;
+  /// Coefficient of determination R^2 against the given targets.
+  double score(const Matrix& queries, const std::vector<double>& targets) const;
+
+ private:
+  std::vector<double> targets_;
+};
+
+}  // namespace knn

@@ -1,0 +1,65 @@
+#pragma once
+// k nearest neighbours: for each query, the k training rows of smallest distance, ordered by
+// (distance, training row index) ascending.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "knn/matrix.hpp"
+#include "knn/metric.hpp"
+
+namespace knn {
+
+struct Neighbors {
+  std::size_t queries = 0;
+  std::size_t k = 0;
+  std::vector<std::int64_t> index;  // queries x k, row-major: 0-based training rows
+  std::vector<double> distance;     // queries x k: the metric value (Euclidean, not squared)
+
+  const std::int64_t* index_row(std::size_t q) const { return index.data() + q * k; }
+  const double* distance_row(std::size_t q) const { return distance.data() + q * k; }
+};
+
+enum class Device { automatic, cpu, cuda };
+Device parse_device(const std::string& text);  // "auto" | "cpu" | "cuda"
+const char* to_string(Device d);
+
+struct SearchRequest {
+  const Matrix* train = nullptr;
+  const Matrix* queries = nullptr;
+  std::size_t k = 1;
+  Metric metric = Metric::l2;
+  /// Optional, one per query: a training row that query may not take as neighbour (-1: none).
+  /// Leave-one-out passes each row's own index.
+  const std::int64_t* exclude = nullptr;
+};
+
+/// Where the work runs. Every backend returns the same neighbours and distances, bit for bit.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual Neighbors search(const SearchRequest& request) const = 0;
+};
+
+struct BackendOptions {
+  Device device = Device::automatic;
+  int threads = 0;  // CPU threads; 0: all cores
+  /// Called with one line when Device::automatic falls back to the CPU (no GPU, or none built).
+  void (*notice)(const std::string&) = nullptr;
+};
+
+/// The CPU backend always exists. Device::cuda throws knn::Error when no GPU is usable or the
+/// library was built without CUDA; Device::automatic then falls back to the CPU.
+std::shared_ptr<const Backend> make_backend(const BackendOptions& options = {});
+
+/// Validates the request (k from 1 to the number of candidate rows, matching dimensions) and runs
+/// it on a backend.
+Neighbors search(const Backend& backend, const SearchRequest& request);
+
+/// True when this build has the CUDA backend and a GPU can be used.
+bool cuda_available();
+
+}  // namespace knn
