@@ -26,10 +26,14 @@ struct Dataset {
   Matrix features;                         // rows x feature_names.size()
   std::vector<std::string> labels;         // one per row, as written; empty when no label column
   std::vector<std::size_t> lines;          // 1-based line in the file where each row starts
+  std::vector<std::string> column_names;   // every column of the file, in order
+  std::vector<std::size_t> feature_columns;  // file column of each feature
+  std::size_t label_column = npos;         // file column of the label, npos when absent
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   std::size_t size() const { return features.rows; }
   std::size_t dims() const { return features.cols; }
-  bool has_labels() const { return !labels.empty() || (label_name.size() && size() == 0); }
+  bool has_labels() const { return label_column != npos; }
 };
 
 /// Loads a training or test file: features plus a label column. "-" reads standard input.
@@ -61,6 +65,9 @@ class LabelEncoder {
   std::vector<std::string> classes_;
   bool numeric_ = false;
 };
+
+/// Writes `data` (features, then the label column when present) as CSV with a header row.
+void save_csv(const std::string& path, const Dataset& data, char delimiter = ',');
 
 /// Parses a float cell the way the loader does: the whole text must be a finite float32 number.
 std::optional<float> parse_float(const char* begin, const char* end);

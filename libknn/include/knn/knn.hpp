@@ -3,6 +3,7 @@
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
 #include "knn/evaluation.hpp"
+#include "knn/io.hpp"
 #include "knn/matrix.hpp"
 #include "knn/metric.hpp"
 #include "knn/metrics.hpp"

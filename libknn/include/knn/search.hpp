@@ -3,6 +3,7 @@
 // (distance, training row index) ascending.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +49,7 @@ struct BackendOptions {
   Device device = Device::automatic;
   int threads = 0;  // CPU threads; 0: all cores
   /// Called with one line when Device::automatic falls back to the CPU (no GPU, or none built).
-  void (*notice)(const std::string&) = nullptr;
+  std::function<void(const std::string&)> notice;
 };
 
 /// The CPU backend always exists. Device::cuda throws knn::Error when no GPU is usable or the

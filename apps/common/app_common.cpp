@@ -1,0 +1,141 @@
+#include "app_common.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "knn/error.hpp"
+#include "knn/io.hpp"
+
+namespace knn::app {
+
+namespace {
+bool parse_u64(const std::string& text, std::uint64_t& out) {
+  if (text.empty() || text.size() > 20) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  errno = 0;
+  out = std::strtoull(text.c_str(), nullptr, 10);
+  return errno != ERANGE;
+}
+}  // namespace
+
+std::size_t parse_count(const std::string& option, const std::string& text, std::size_t min_value) {
+  std::uint64_t v = 0;
+  if (!parse_u64(text, v) || v < min_value)
+    throw Error::option(option, quote(text) + " is not a whole number >= " + std::to_string(min_value));
+  return static_cast<std::size_t>(v);
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  if (!parse_u64(text, v)) throw Error::option("seed", quote(text) + " is not a whole number from 0 to 2^64-1");
+  return v;
+}
+
+char parse_delimiter(const std::string& text) {
+  if (text == "\\t" || text == "tab") return '\t';
+  if (text.size() != 1 || text[0] == '"' || text[0] == '\n' || text[0] == '\r')
+    throw Error::option("delimiter", quote(text) + " is not a single character (use \\t or tab for a tab)");
+  return text[0];
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  for (;;) {
+    const std::size_t e = text.find(',', b);
+    out.push_back(text.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+std::vector<std::size_t> parse_k_list(const std::string& text) {
+  std::vector<std::size_t> ks;
+  const auto bad = [&](const std::string& why) { return Error::option("k", quote(text) + ": " + why); };
+  if (text.find(':') != std::string::npos) {
+    std::vector<std::string> parts;
+    std::size_t b = 0;
+    for (;;) {
+      const std::size_t e = text.find(':', b);
+      parts.push_back(text.substr(b, e == std::string::npos ? std::string::npos : e - b));
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+    if (parts.size() < 2 || parts.size() > 3) throw bad("expected start:stop or start:stop:step");
+    std::uint64_t start = 0, stop = 0, step = 1;
+    if (!parse_u64(parts[0], start) || !parse_u64(parts[1], stop) || (parts.size() == 3 && !parse_u64(parts[2], step)))
+      throw bad("start, stop and step must be whole numbers");
+    if (start < 1) throw bad("k starts at 1");
+    if (stop < start) throw bad("stop is smaller than start");
+    if (step < 1) throw bad("step must be at least 1");
+    if ((stop - start) / step >= 1000000) throw bad("more than a million k values");
+    for (std::uint64_t k = start; k <= stop; k += step) ks.push_back(static_cast<std::size_t>(k));
+  } else {
+    for (const auto& p : split_list(text)) {
+      std::uint64_t v = 0;
+      if (!parse_u64(p, v) || v < 1) throw bad(quote(p) + " is not a whole number >= 1");
+      ks.push_back(static_cast<std::size_t>(v));
+    }
+  }
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  return ks;
+}
+
+Progress::Progress(std::ostream& err, std::string what)
+    : err_(err), what_(std::move(what)), active_(&err == &std::cerr && ::isatty(2) == 1) {}
+
+void Progress::update(std::size_t done, std::size_t total) {
+  if (!active_) return;
+  err_ << '\r' << what_ << ' ' << done << '/' << total << std::flush;
+  shown_ = true;
+}
+
+void Progress::finish() {
+  if (active_ && shown_) err_ << "\r\033[K" << std::flush;
+  shown_ = false;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!(v == v) || v == 1.0 / 0.0 || v == -1.0 / 0.0) return "null";
+  return format_double(v);
+}
+
+BackendOptions backend_options(const std::string& device, int threads, std::ostream& err) {
+  BackendOptions b;
+  b.device = parse_device(device);
+  b.threads = threads;
+  b.notice = [&err](const std::string& line) { err << "note: " << line << '\n'; };
+  return b;
+}
+
+}  // namespace knn::app

@@ -1,0 +1,45 @@
+#pragma once
+// What knn-cli and k-sweep share: option values parsed with messages that name the option and
+// quote the value, progress lines, and the JSON writer.
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "knn/dataset.hpp"
+#include "knn/search.hpp"
+
+namespace knn::app {
+
+std::size_t parse_count(const std::string& option, const std::string& text, std::size_t min_value);
+std::uint64_t parse_seed(const std::string& text);
+char parse_delimiter(const std::string& text);
+/// Comma-separated names or indices, e.g. "id,2".
+std::vector<std::string> split_list(const std::string& text);
+/// "start:stop[:step]" (stop included) or "a,b,c"; all >= 1. Sorted, duplicates removed.
+std::vector<std::size_t> parse_k_list(const std::string& text);
+
+/// Progress on stderr, only when it is a terminal and the caller's error stream is stderr.
+class Progress {
+ public:
+  Progress(std::ostream& err, std::string what);
+  void update(std::size_t done, std::size_t total);
+  void finish();
+
+ private:
+  std::ostream& err_;
+  std::string what_;
+  bool active_;
+  bool shown_ = false;
+};
+
+/// A JSON string literal.
+std::string json_string(const std::string& s);
+/// A JSON number (shortest round-trip form); non-finite values become null.
+std::string json_number(double v);
+
+/// The option's value when given, else `fallback`.
+BackendOptions backend_options(const std::string& device, int threads, std::ostream& err);
+
+}  // namespace knn::app

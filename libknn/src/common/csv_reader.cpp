@@ -1,0 +1,111 @@
+#include "common/csv_reader.hpp"
+
+#include <libfccp/csv.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+
+#include "knn/error.hpp"
+
+namespace knn::detail {
+
+CsvReader::CsvReader(const std::string& path, char delimiter) : name_(path), delim_(delimiter) {
+  try {
+    if (path == "-") {
+      name_ = "<stdin>";
+      stdin_data_.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      reader_ = std::make_unique<io::LineReader>(name_, stdin_data_.data(), stdin_data_.data() + stdin_data_.size());
+      return;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error::at(path, 0, 0, "is a directory, not a CSV file");
+    reader_ = std::make_unique<io::LineReader>(path);
+  } catch (const io::error::can_not_open_file& e) {
+    throw Error::at(path, 0, 0, std::string("cannot open: ") + std::strerror(e.errno_value));
+  }
+}
+
+CsvReader::~CsvReader() = default;
+
+bool CsvReader::next() {
+  for (;;) {
+    char* line = nullptr;
+    try {
+      line = reader_->next_line();
+    } catch (const io::error::line_length_limit_exceeded&) {
+      throw Error::at(name_, reader_->get_file_line() + 1, 0, "line longer than the 16 MiB the reader accepts");
+    }
+    if (!line) return false;
+    line_ = reader_->get_file_line();
+    if (*line == '\0') continue;  // blank lines are skipped, as most CSV readers do
+    if (std::strchr(line, '"'))
+      split_quoted(line);
+    else
+      split_plain(line);
+    return true;
+  }
+}
+
+void CsvReader::split_plain(char* line) {
+  cells_.clear();
+  const char* b = line;
+  for (const char* p = line;; ++p) {
+    if (*p == delim_ || *p == '\0') {
+      cells_.emplace_back(b, static_cast<std::size_t>(p - b));
+      if (*p == '\0') break;
+      b = p + 1;
+    }
+  }
+}
+
+// RFC 4180 quoting: a field that starts with a quote runs to the closing quote, "" inside it is
+// one quote, and it may span lines. Text after a closing quote up to the delimiter is kept.
+void CsvReader::split_quoted(std::string_view first) {
+  owned_.clear();
+  spans_.clear();
+  std::string record(first);
+  std::size_t i = 0;
+  std::size_t start = 0;
+  bool quoted = false, at_field_start = true;
+  for (;;) {
+    if (i == record.size()) {
+      if (!quoted) break;
+      char* more = reader_->next_line();  // a quoted field goes on on the next line
+      if (!more) throw Error::at(name_, line_, spans_.size() + 1, "quoted field is not closed before the end of the file");
+      record += '\n';
+      record += more;
+      continue;
+    }
+    const char ch = record[i++];
+    if (quoted) {
+      if (ch == '"') {
+        if (i < record.size() && record[i] == '"') {
+          owned_ += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        owned_ += ch;
+      }
+    } else if (ch == delim_) {
+      spans_.emplace_back(start, owned_.size() - start);
+      start = owned_.size();
+      at_field_start = true;
+      continue;
+    } else if (ch == '"' && at_field_start) {
+      quoted = true;
+    } else {
+      owned_ += ch;
+    }
+    at_field_start = false;
+  }
+  spans_.emplace_back(start, owned_.size() - start);
+  cells_.clear();
+  for (const auto& s : spans_) cells_.emplace_back(owned_.data() + s.first, s.second);
+}
+
+}  // namespace knn::detail

@@ -1,0 +1,330 @@
+#include "knn/dataset.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+#include "common/csv_reader.hpp"
+#include "knn/error.hpp"
+#include "knn/io.hpp"
+
+namespace knn {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Whole numbers of up to 7 digits (pixel values, counts) are exact in float: a fast path for them.
+bool parse_small_int(const char* b, const char* e, float& out) {
+  bool neg = false;
+  if (b != e && (*b == '-' || *b == '+')) neg = *b++ == '-';
+  const std::ptrdiff_t len = e - b;
+  if (len < 1 || len > 7) return false;
+  int v = 0;
+  for (const char* p = b; p != e; ++p) {
+    const unsigned dgt = static_cast<unsigned>(*p - '0');
+    if (dgt > 9) return false;
+    v = v * 10 + static_cast<int>(dgt);
+  }
+  out = static_cast<float>(neg ? -v : v);
+  return true;
+}
+
+std::string column_label(const std::vector<std::string>& names, std::size_t col) {
+  return "column " + quote(names[col]);
+}
+
+// Resolves a column given by name or by 0-based index (negative from the end). A name that is a
+// column's header wins over reading it as an index.
+std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+                           const std::string& option, const std::string& file) {
+  if (header) {
+    std::size_t found = Dataset::npos, count = 0;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == spec) {
+        if (count++ == 0) found = i;
+      }
+    if (count > 1)
+      throw Error::at(file, 1, 0, "column name " + quote(spec) + " given to --" + option +
+                                      " appears " + std::to_string(count) + " times in the header");
+    if (count == 1) return found;
+  }
+  const char* b = spec.c_str();
+  char* e = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(b, &e, 10);
+  if (spec.empty() || *e != '\0' || errno == ERANGE)
+    throw Error::option(option, "no column named " + quote(spec) + " in " + file);
+  const long long n = static_cast<long long>(names.size());
+  const long long idx = v < 0 ? n + v : v;
+  if (idx < 0 || idx >= n)
+    throw Error::option(option, "column index " + quote(spec) + " is out of range for " + file + " (" +
+                                    std::to_string(n) + " columns: 0.." + std::to_string(n - 1) +
+                                    " or -" + std::to_string(n) + "..-1)");
+  return static_cast<std::size_t>(idx);
+}
+
+// Column roles: a feature's index, or one of these.
+constexpr long kLabel = -1;
+constexpr long kIgnore = -2;
+
+// Reads the data rows; without a header the record already read is the first of them.
+void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset& data, bool header) {
+  const std::size_t ncols = role.size(), d = data.feature_names.size();
+  std::vector<float>& values = data.features.values;
+  std::size_t rows = 0;
+  for (bool have = header ? reader.next() : true; have; have = reader.next()) {
+    const auto& cells = reader.cells();
+    if (cells.size() != ncols) {
+      const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
+      throw Error::at(reader.name(), reader.line(), col,
+                      "expected " + std::to_string(ncols) + " fields, found " + std::to_string(cells.size()) +
+                          (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")" : ""));
+    }
+    const std::size_t base = values.size();
+    values.resize(base + d);
+    for (std::size_t c = 0; c < ncols; ++c) {
+      const long r = role[c];
+      if (r >= 0) {
+        const std::string_view cell = trim(cells[c]);
+        float v;
+        if (!parse_small_int(cell.data(), cell.data() + cell.size(), v)) {
+          const auto parsed = parse_float(cell.data(), cell.data() + cell.size());
+          if (!parsed) {
+            std::string why = cell.empty() ? "empty value" : "not a finite number:";
+            if (!cell.empty()) why += " " + quote(cells[c]);
+            throw Error::at(reader.name(), reader.line(), c + 1,
+                            why + " in " + column_label(data.column_names, c));
+          }
+          v = *parsed;
+        }
+        values[base + static_cast<std::size_t>(r)] = v;
+      } else if (r == kLabel) {
+        const std::string_view cell = trim(cells[c]);
+        if (cell.empty())
+          throw Error::at(reader.name(), reader.line(), c + 1, "empty label in " + column_label(data.column_names, c));
+        data.labels.emplace_back(cell);
+      }
+    }
+    data.lines.push_back(reader.line());
+    ++rows;
+  }
+  data.features.rows = rows;
+  data.features.cols = d;
+  if (rows == 0) throw Error::at(reader.name(), 0, 0, "no data rows");
+}
+
+std::vector<std::string> default_names(std::size_t n) {
+  std::vector<std::string> names(n);
+  for (std::size_t i = 0; i < n; ++i) names[i] = std::to_string(i);
+  return names;
+}
+
+// Reads the first record: the header, or (without one) the first data row, kept for re-reading.
+std::vector<std::string> first_record(detail::CsvReader& reader, const CsvOptions& o) {
+  if (!reader.next()) throw Error::at(reader.name(), 0, 0, o.header ? "empty file (no header row)" : "no data rows");
+  std::vector<std::string> names;
+  for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
+  return o.header ? names : default_names(names.size());
+}
+
+}  // namespace
+
+std::optional<float> parse_float(const char* b, const char* e) {
+  if (b != e && *b == '+' && e - b > 1 && *(b + 1) != '-' && *(b + 1) != '+') ++b;
+  if (b == e) return std::nullopt;
+  float f = 0.0f;
+  auto [p, ec] = std::from_chars(b, e, f);
+  if (p != e) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Tiny values underflow to a subnormal or zero, as a double-to-float conversion would; values
+    // beyond float's range are refused rather than turned into infinities.
+    double d = 0.0;
+    auto [p2, ec2] = std::from_chars(b, e, d);
+    if (p2 != e || ec2 != std::errc() || !(std::fabs(d) < 1.0)) return std::nullopt;
+    f = static_cast<float>(d);
+  } else if (ec != std::errc()) {
+    return std::nullopt;
+  }
+  if (!std::isfinite(f)) return std::nullopt;
+  return f;
+}
+
+Dataset load_csv(const std::string& path, const CsvOptions& o) {
+  detail::CsvReader reader(path, o.delimiter);
+  Dataset data;
+  data.source = reader.name();
+  data.column_names = first_record(reader, o);
+  const std::size_t ncols = data.column_names.size();
+  std::vector<long> role(ncols, 0);
+  data.label_column = o.label.empty() ? ncols - 1 : resolve_column(o.label, data.column_names, o.header, "label", data.source);
+  role[data.label_column] = kLabel;
+  for (const auto& spec : o.ignore) {
+    const std::size_t c = resolve_column(spec, data.column_names, o.header, "ignore", data.source);
+    if (c == data.label_column)
+      throw Error::option("ignore", quote(spec) + " is the label column of " + data.source);
+    role[c] = kIgnore;
+  }
+  for (std::size_t c = 0; c < ncols; ++c)
+    if (role[c] == 0) {
+      role[c] = static_cast<long>(data.feature_columns.size());
+      data.feature_columns.push_back(c);
+      data.feature_names.push_back(data.column_names[c]);
+    }
+  if (data.feature_columns.empty())
+    throw Error::at(data.source, 1, 0, "no feature columns (only the label" + std::string(o.ignore.empty() ? "" : " and ignored columns") + ")");
+  data.label_name = data.column_names[data.label_column];
+  read_rows(reader, role, data, o.header);
+  return data;
+}
+
+Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {
+  detail::CsvReader reader(path, o.delimiter);
+  Dataset data;
+  data.source = reader.name();
+  data.column_names = first_record(reader, o);
+  const std::size_t ncols = data.column_names.size(), d = train.dims();
+  std::vector<long> role(ncols, kIgnore);
+  data.feature_names = train.feature_names;
+  data.feature_columns.assign(d, Dataset::npos);
+  if (o.header) {
+    std::map<std::string, std::size_t> pos;
+    for (std::size_t c = 0; c < ncols; ++c)
+      if (!pos.emplace(data.column_names[c], c).second && std::find(train.feature_names.begin(), train.feature_names.end(), data.column_names[c]) != train.feature_names.end())
+        throw Error::at(data.source, 1, c + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+    for (std::size_t f = 0; f < d; ++f) {
+      auto it = pos.find(train.feature_names[f]);
+      if (it == pos.end())
+        throw Error::at(data.source, 1, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source);
+      role[it->second] = static_cast<long>(f);
+      data.feature_columns[f] = it->second;
+    }
+    for (std::size_t c = 0; c < ncols; ++c) {
+      if (role[c] >= 0) continue;
+      const std::string& name = data.column_names[c];
+      if (train.has_labels() && name == train.label_name) {
+        role[c] = kLabel;
+        data.label_column = c;
+      } else if (std::find(train.column_names.begin(), train.column_names.end(), name) == train.column_names.end()) {
+        throw Error::at(data.source, 1, c + 1, "column " + quote(name) + " is not a column of " + train.source);
+      }
+    }
+  } else if (ncols == d) {
+    for (std::size_t f = 0; f < d; ++f) {
+      role[f] = static_cast<long>(f);
+      data.feature_columns[f] = f;
+    }
+  } else if (ncols == train.column_names.size()) {
+    for (std::size_t f = 0; f < d; ++f) {
+      role[train.feature_columns[f]] = static_cast<long>(f);
+      data.feature_columns[f] = train.feature_columns[f];
+    }
+    if (train.has_labels()) {
+      role[train.label_column] = kLabel;
+      data.label_column = train.label_column;
+    }
+  } else {
+    throw Error::at(data.source, 1, 0, "has " + std::to_string(ncols) + " columns; expected " + std::to_string(d) +
+                                           " (the features of " + train.source + ") or " +
+                                           std::to_string(train.column_names.size()) + " (all of its columns)");
+  }
+  if (data.label_column != Dataset::npos) data.label_name = data.column_names[data.label_column];
+  read_rows(reader, role, data, o.header);
+  return data;
+}
+
+std::vector<double> numeric_targets(const Dataset& data) {
+  std::vector<double> y(data.labels.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const std::string& s = data.labels[i];
+    const char* b = s.data();
+    const char* e = b + s.size();
+    if (e - b > 1 && *b == '+' && b[1] != '-') ++b;
+    auto [p, ec] = std::from_chars(b, e, y[i]);
+    if (ec != std::errc() || p != e || !std::isfinite(y[i]))
+      throw Error::at(data.source, data.lines[i], data.label_column + 1,
+                      "regression target " + quote(s) + " is not a finite number (column " + quote(data.label_name) +
+                          "; use --task classify for class labels)");
+  }
+  return y;
+}
+
+void LabelEncoder::fit(const std::vector<std::string>& labels) {
+  std::vector<std::string> u(labels);
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  std::vector<double> num(u.size());
+  numeric_ = !u.empty();
+  for (std::size_t i = 0; i < u.size() && numeric_; ++i) {
+    auto [p, ec] = std::from_chars(u[i].data(), u[i].data() + u[i].size(), num[i]);
+    numeric_ = ec == std::errc() && p == u[i].data() + u[i].size() && std::isfinite(num[i]);
+  }
+  if (numeric_) {
+    std::vector<std::size_t> order(u.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return num[a] < num[b]; });
+    classes_.clear();
+    for (std::size_t i : order) classes_.push_back(u[i]);
+  } else {
+    classes_ = std::move(u);
+  }
+}
+
+int LabelEncoder::encode(const std::string& label) const {
+  if (numeric_) {
+    auto it = std::find(classes_.begin(), classes_.end(), label);
+    return it == classes_.end() ? -1 : static_cast<int>(it - classes_.begin());
+  }
+  auto it = std::lower_bound(classes_.begin(), classes_.end(), label);
+  return it != classes_.end() && *it == label ? static_cast<int>(it - classes_.begin()) : -1;
+}
+
+std::vector<int> LabelEncoder::encode(const std::vector<std::string>& labels) const {
+  std::map<std::string, int> ids;
+  for (std::size_t i = 0; i < classes_.size(); ++i) ids.emplace(classes_[i], static_cast<int>(i));
+  std::vector<int> out(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    auto it = ids.find(labels[i]);
+    out[i] = it == ids.end() ? -1 : it->second;
+  }
+  return out;
+}
+
+void save_csv(const std::string& path, const Dataset& data, char delimiter) {
+  std::string out;
+  auto sep = [&](bool first) {
+    if (!first) out += delimiter;
+  };
+  for (std::size_t f = 0; f < data.dims(); ++f) {
+    sep(f == 0);
+    out += csv_field(data.feature_names[f], delimiter);
+  }
+  if (data.has_labels()) {
+    sep(data.dims() == 0);
+    out += csv_field(data.label_name, delimiter);
+  }
+  out += '\n';
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    for (std::size_t f = 0; f < data.dims(); ++f) {
+      sep(f == 0);
+      char buf[32];
+      const auto r = std::to_chars(buf, buf + sizeof buf, data.features(i, f));
+      out.append(buf, r.ptr);
+    }
+    if (data.has_labels()) {
+      sep(data.dims() == 0);
+      out += csv_field(data.labels[i], delimiter);
+    }
+    out += '\n';
+  }
+  write_file_atomic(path, out);
+}
+
+}  // namespace knn

@@ -1,0 +1,325 @@
+#include "knn/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "knn/error.hpp"
+#include "knn/metrics.hpp"
+#include "knn/vote.hpp"
+
+namespace knn {
+
+Task parse_task(const std::string& text) {
+  if (text == "classify" || text == "classification") return Task::classify;
+  if (text == "regress" || text == "regression") return Task::regress;
+  throw Error::option("task", "unknown task " + quote(text) + " (expected classify or regress)");
+}
+
+const char* to_string(Task t) { return t == Task::classify ? "classify" : "regress"; }
+
+namespace {
+
+// splitmix64: a tiny generator that a script in any language can reproduce exactly.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+void fold_shuffle(std::vector<std::size_t>& v, SplitMix64& rng) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.next() % i]);
+}
+
+struct Fold {
+  std::vector<std::size_t> train, test;
+};
+
+struct Accumulator {
+  std::vector<std::vector<double>> per_fold;  // per score name
+};
+
+Score summarize(const std::vector<double>& v) {
+  Score s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.std += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(s.std / static_cast<double>(v.size()));
+  return s;
+}
+
+// Rows of a leave-one-out whose removal changes the min-max scaler: the only row holding some
+// column's minimum or maximum. Every other row shares the scaler fitted on all rows.
+std::vector<bool> loo_changes_scaler(const Matrix& x, Scaling scaling) {
+  std::vector<bool> special(x.rows, scaling == Scaling::standard);
+  if (scaling != Scaling::minmax || x.rows < 2) return special;
+  for (std::size_t j = 0; j < x.cols; ++j) {
+    float lo = x(0, j), hi = x(0, j);
+    for (std::size_t i = 1; i < x.rows; ++i) {
+      lo = std::min(lo, x(i, j));
+      hi = std::max(hi, x(i, j));
+    }
+    std::size_t nlo = 0, nhi = 0, ilo = 0, ihi = 0;
+    for (std::size_t i = 0; i < x.rows; ++i) {
+      if (x(i, j) == lo) nlo++, ilo = i;
+      if (x(i, j) == hi) nhi++, ihi = i;
+    }
+    if (nlo == 1) special[ilo] = true;
+    if (nhi == 1) special[ihi] = true;
+  }
+  return special;
+}
+
+}  // namespace
+
+std::vector<int> assign_folds(std::size_t rows, const std::vector<int>* classes, int folds, std::uint64_t seed) {
+  if (folds < 2) throw Error::option("folds", "must be at least 2, got " + std::to_string(folds));
+  if (static_cast<std::size_t>(folds) > rows)
+    throw Error::option("folds", std::to_string(folds) + " folds need at least as many rows; the data has " +
+                                     std::to_string(rows));
+  SplitMix64 rng{seed};
+  std::vector<std::vector<std::size_t>> groups;
+  if (classes) {
+    int m = -1;
+    for (int c : *classes) m = std::max(m, c);
+    groups.resize(static_cast<std::size_t>(m + 1));
+    for (std::size_t i = 0; i < rows; ++i) groups[static_cast<std::size_t>((*classes)[i])].push_back(i);
+  } else {
+    groups.emplace_back(rows);
+    std::iota(groups[0].begin(), groups[0].end(), std::size_t{0});
+  }
+  std::vector<int> fold(rows, 0);
+  std::size_t dealt = 0;
+  for (auto& g : groups) {
+    fold_shuffle(g, rng);
+    for (std::size_t i : g) fold[i] = static_cast<int>(dealt++ % static_cast<std::size_t>(folds));
+  }
+  return fold;
+}
+
+EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
+  if (opt.ks.empty()) throw Error::option("k", "no k given");
+  for (std::size_t i = 0; i < opt.ks.size(); ++i)
+    if (opt.ks[i] < 1 || (i && opt.ks[i] <= opt.ks[i - 1]))
+      throw Error::option("k", "k values must be >= 1, ascending and distinct");
+  if (opt.weights.empty() || opt.metrics.empty()) throw Error("evaluate: no weights or metric given");
+  if (!data.has_labels()) throw Error::at(data.source, 0, 0, "has no label column to score against");
+  const FoldSpec& fs = opt.folds;
+  const Dataset* test = fs.kind == FoldSpec::Kind::test ? fs.test : nullptr;
+  if (fs.kind == FoldSpec::Kind::test) {
+    if (!test) throw Error::option("test", "no test data given");
+    if (!test->has_labels()) throw Error::at(test->source, 0, 0, "has no label column " + quote(data.label_name) + " to score against");
+    if (test->dims() != data.dims())
+      throw Error::at(test->source, 0, 0, "has " + std::to_string(test->dims()) + " features, " + data.source + " has " +
+                                             std::to_string(data.dims()));
+  }
+
+  EvalResult res;
+  res.task = opt.task;
+  const bool cls = opt.task == Task::classify;
+  res.score_names = cls ? std::vector<std::string>{"accuracy", "balanced_accuracy", "f1_macro"}
+                        : std::vector<std::string>{"rmse", "mae", "r2"};
+
+  // Targets of the data rows (then of the test rows, appended).
+  LabelEncoder enc;
+  std::vector<int> cls_all;
+  std::vector<double> y_all;
+  const std::size_t n = data.size(), nt = test ? test->size() : 0;
+  if (cls) {
+    std::vector<std::string> labels = data.labels;
+    if (test) labels.insert(labels.end(), test->labels.begin(), test->labels.end());
+    enc.fit(labels);
+    cls_all = enc.encode(labels);
+    res.classes = enc.classes();
+  } else {
+    y_all = numeric_targets(data);
+    if (test) {
+      const auto yt = numeric_targets(*test);
+      y_all.insert(y_all.end(), yt.begin(), yt.end());
+    }
+  }
+
+  // Folds as (training rows, held-out rows); leave-one-out is planned separately below.
+  std::vector<Fold> folds;
+  std::size_t smallest_train = n;
+  if (fs.kind == FoldSpec::Kind::kfold) {
+    std::vector<int> own(cls_all.begin(), cls_all.begin() + static_cast<std::ptrdiff_t>(cls ? n : 0));
+    const auto f = assign_folds(n, cls ? &own : nullptr, fs.folds, fs.seed);
+    folds.resize(static_cast<std::size_t>(fs.folds));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t g = 0; g < folds.size(); ++g) (static_cast<int>(g) == f[i] ? folds[g].test : folds[g].train).push_back(i);
+    for (const auto& g : folds) smallest_train = std::min(smallest_train, g.train.size());
+  } else if (fs.kind == FoldSpec::Kind::loo) {
+    if (n < 2) throw Error::option("loo", "leave-one-out needs at least 2 rows");
+    smallest_train = n - 1;
+  }
+  const std::size_t kmax = opt.ks.back();
+  if (kmax > smallest_train)
+    throw Error::option("k", "k = " + std::to_string(kmax) + " is larger than the " + std::to_string(smallest_train) +
+                                 " training rows of " + (fs.kind == FoldSpec::Kind::test ? "the training file" : "the smallest fold") +
+                                 "; the largest allowed k is " + std::to_string(smallest_train));
+
+  const auto backend = make_backend(opt.backend);
+  const std::size_t combos = opt.metrics.size() * opt.weights.size(), nk = opt.ks.size();
+  // scores[combo][k][score] -> values per fold
+  std::vector<std::vector<std::vector<std::vector<double>>>> scores(
+      combos, std::vector<std::vector<std::vector<double>>>(nk, std::vector<std::vector<double>>(res.score_names.size())));
+  if (cls) res.confusion.assign(combos, std::vector<std::vector<std::size_t>>(enc.size(), std::vector<std::size_t>(enc.size(), 0)));
+
+  // Predictions of held-out rows for every combo and k: pred[combo][k][held-out position].
+  auto score_fold = [&](std::size_t combo, const std::vector<std::size_t>& held, const std::vector<int>& pc,
+                        const std::vector<double>& py) {
+    const std::size_t m = held.size();
+    for (std::size_t ki = 0; ki < nk; ++ki) {
+      if (cls) {
+        std::vector<int> t(m), p(pc.begin() + static_cast<std::ptrdiff_t>(ki * m), pc.begin() + static_cast<std::ptrdiff_t>((ki + 1) * m));
+        for (std::size_t i = 0; i < m; ++i) t[i] = cls_all[held[i]];
+        auto& s = scores[combo][ki];
+        s[0].push_back(accuracy(t, p));
+        s[1].push_back(balanced_accuracy(t, p));
+        s[2].push_back(f1_macro(t, p));
+        if (ki + 1 == nk) {
+          auto& cm = res.confusion[combo];
+          for (std::size_t i = 0; i < m; ++i) ++cm[static_cast<std::size_t>(t[i])][static_cast<std::size_t>(p[i])];
+        }
+      } else {
+        std::vector<double> t(m), p(py.begin() + static_cast<std::ptrdiff_t>(ki * m), py.begin() + static_cast<std::ptrdiff_t>((ki + 1) * m));
+        for (std::size_t i = 0; i < m; ++i) t[i] = y_all[held[i]];
+        auto& s = scores[combo][ki];
+        s[0].push_back(rmse(t, p));
+        s[1].push_back(mae(t, p));
+        s[2].push_back(r2(t, p));
+      }
+    }
+  };
+
+  // Searches `queries` among `train` (already scaled) once per metric at kmax, then predicts
+  // every k for every weight function. `held` maps query rows to rows of cls_all / y_all.
+  auto predict_all = [&](const Matrix& train, const std::vector<std::size_t>& train_rows, const Matrix& queries,
+                         const std::vector<std::int64_t>* exclude, std::vector<std::vector<int>>& pc,
+                         std::vector<std::vector<double>>& py) {
+    std::vector<int> tc;
+    std::vector<double> ty;
+    for (std::size_t r : train_rows) {
+      if (cls) tc.push_back(cls_all[r]);
+      else ty.push_back(y_all[r]);
+    }
+    pc.assign(combos, {});
+    py.assign(combos, {});
+    for (std::size_t mi = 0; mi < opt.metrics.size(); ++mi) {
+      SearchRequest req;
+      req.train = &train;
+      req.queries = &queries;
+      req.k = kmax;
+      req.metric = opt.metrics[mi];
+      req.exclude = exclude ? exclude->data() : nullptr;
+      const Neighbors nb = search(*backend, req);
+      for (std::size_t wi = 0; wi < opt.weights.size(); ++wi) {
+        const std::size_t combo = mi * opt.weights.size() + wi;
+        if (cls) {
+          pc[combo].resize(nk * queries.rows);
+          vote_prefixes(nb, tc.data(), enc.size(), opt.weights[wi], opt.ks, pc[combo].data());
+        } else {
+          py[combo].resize(nk * queries.rows);
+          average_prefixes(nb, ty.data(), opt.weights[wi], opt.ks, py[combo].data());
+        }
+      }
+    }
+  };
+
+  std::vector<std::vector<int>> pc;
+  std::vector<std::vector<double>> py;
+  if (fs.kind == FoldSpec::Kind::loo) {
+    // Pooled: all n held-out predictions are scored together (a fold of one row has no RMSE or R^2
+    // of its own), so the reported standard deviation is 0.
+    res.folds = n;
+    const auto special = loo_changes_scaler(data.features, opt.scaling);
+    std::vector<std::size_t> shared_rows, all(n);
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    for (std::size_t i = 0; i < n; ++i)
+      if (!special[i]) shared_rows.push_back(i);
+    std::vector<std::vector<int>> pooled_c(combos, std::vector<int>(nk * n));
+    std::vector<std::vector<double>> pooled_y(combos, std::vector<double>(nk * n));
+    auto place = [&](const std::vector<std::size_t>& rows) {
+      for (std::size_t c = 0; c < combos; ++c)
+        for (std::size_t ki = 0; ki < nk; ++ki)
+          for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (cls) pooled_c[c][ki * n + rows[i]] = pc[c][ki * rows.size() + i];
+            else pooled_y[c][ki * n + rows[i]] = py[c][ki * rows.size() + i];
+          }
+    };
+    std::size_t done = 0;
+    if (!shared_rows.empty()) {
+      Scaler sc(opt.scaling);
+      const Matrix train = sc.fit_transform(data.features);
+      Matrix q = take_rows(train, shared_rows);
+      std::vector<std::int64_t> ex(shared_rows.begin(), shared_rows.end());
+      predict_all(train, all, q, &ex, pc, py);
+      place(shared_rows);
+      done += shared_rows.size();
+      if (opt.progress) opt.progress(done, n);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!special[i]) continue;
+      std::vector<std::size_t> rest;
+      for (std::size_t r = 0; r < n; ++r)
+        if (r != i) rest.push_back(r);
+      Scaler sc(opt.scaling);
+      const Matrix train = sc.fit_transform(take_rows(data.features, rest));
+      Matrix q = take_rows(data.features, {i});
+      sc.transform(q);
+      predict_all(train, rest, q, nullptr, pc, py);
+      place({i});
+      if (opt.progress) opt.progress(++done, n);
+    }
+    for (std::size_t c = 0; c < combos; ++c) score_fold(c, all, pooled_c[c], pooled_y[c]);
+  } else {
+    if (fs.kind == FoldSpec::Kind::test) {
+      Fold f;
+      f.train.resize(n);
+      std::iota(f.train.begin(), f.train.end(), std::size_t{0});
+      for (std::size_t i = 0; i < nt; ++i) f.test.push_back(n + i);
+      folds.push_back(std::move(f));
+    }
+    res.folds = folds.size();
+    for (std::size_t fi = 0; fi < folds.size(); ++fi) {
+      const Fold& f = folds[fi];
+      Scaler sc(opt.scaling);
+      const Matrix train = sc.fit_transform(take_rows(data.features, f.train));
+      Matrix q;
+      if (test) {
+        q = test->features;
+      } else {
+        q = take_rows(data.features, f.test);
+      }
+      sc.transform(q);
+      predict_all(train, f.train, q, nullptr, pc, py);
+      for (std::size_t c = 0; c < combos; ++c) score_fold(c, f.test, pc[c], py[c]);
+      if (opt.progress) opt.progress(fi + 1, folds.size());
+    }
+  }
+
+  for (std::size_t mi = 0; mi < opt.metrics.size(); ++mi)
+    for (std::size_t wi = 0; wi < opt.weights.size(); ++wi)
+      for (std::size_t ki = 0; ki < nk; ++ki) {
+        SweepRow row;
+        row.k = opt.ks[ki];
+        row.metric = opt.metrics[mi];
+        row.weights = opt.weights[wi];
+        for (const auto& v : scores[mi * opt.weights.size() + wi][ki]) row.scores.push_back(summarize(v));
+        res.rows.push_back(std::move(row));
+      }
+  // Best: highest accuracy or lowest RMSE; a tie goes to the smaller k, then to the earlier row.
+  for (std::size_t i = 1; i < res.rows.size(); ++i) {
+    const double a = res.rows[i].scores[0].mean, b = res.rows[res.best].scores[0].mean;
+    const bool better = cls ? a > b : a < b;
+    if (better || (a == b && res.rows[i].k < res.rows[res.best].k)) res.best = i;
+  }
+  return res;
+}
+
+}  // namespace knn

@@ -1,0 +1,64 @@
+#include "knn/io.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <unistd.h>
+
+#include "knn/error.hpp"
+
+namespace knn {
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  if (path == "-" || path.empty()) {
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+      throw Error::at("<stdout>", 0, 0, std::string("write failed: ") + std::strerror(errno));
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) throw Error::at(path, 0, 0, "is a directory; give an output file name");
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw Error::at(path, 0, 0, "cannot write: folder " + quote(dir.string()) + " does not exist");
+  std::string tmp = (dir / ("." + target.filename().string() + ".tmp-")).string();
+  tmp += std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error::at(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
+  const int saved = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    throw Error::at(path, 0, 0, std::string("write failed: ") + std::strerror(ok ? errno : saved));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw Error::at(path, 0, 0, std::string("cannot write: ") + std::strerror(e));
+  }
+}
+
+std::string csv_field(std::string_view text, char delimiter) {
+  const bool needs = text.find_first_of(std::string{delimiter, '"', '\n', '\r'}) != std::string_view::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!needs) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string format_double(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace knn

@@ -1,0 +1,95 @@
+#include "knn/model.hpp"
+
+#include "knn/error.hpp"
+#include "knn/metrics.hpp"
+#include "knn/vote.hpp"
+
+namespace knn {
+
+KnnModel::KnnModel(ModelParams params) : params_(std::move(params)), scaler_(params_.scaling) {
+  if (params_.k < 1) throw Error::option("k", "must be at least 1, got " + std::to_string(params_.k));
+}
+
+void KnnModel::fit_features(const Matrix& features) {
+  if (features.rows == 0) throw Error("cannot fit on zero training rows");
+  if (params_.k > features.rows)
+    throw Error::option("k", std::to_string(params_.k) + " is larger than the " + std::to_string(features.rows) +
+                                 " training rows (largest allowed: " + std::to_string(features.rows) + ")");
+  scaler_ = Scaler(params_.scaling);
+  train_ = scaler_.fit_transform(features);
+  if (!backend_) backend_ = make_backend(params_.backend);
+}
+
+Neighbors KnnModel::kneighbors(const Matrix& queries) const {
+  if (!backend_) throw Error("the model is not fitted");
+  if (queries.cols != train_.cols)
+    throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
+                std::to_string(train_.cols));
+  Matrix q = queries;
+  scaler_.transform(q);
+  SearchRequest req;
+  req.train = &train_;
+  req.queries = &q;
+  req.k = params_.k;
+  req.metric = params_.metric;
+  return search(*backend_, req);
+}
+
+void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {
+  if (labels.size() != features.rows)
+    throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
+  encoder_.fit(labels);
+  train_class_ = encoder_.encode(labels);
+  fit_features(features);
+}
+
+std::vector<int> KnnClassifier::predict_ids(const Matrix& queries) const {
+  const Neighbors nb = kneighbors(queries);
+  std::vector<int> out(nb.queries);
+  vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, out.data());
+  return out;
+}
+
+std::vector<std::string> KnnClassifier::predict(const Matrix& queries) const {
+  const auto ids = predict_ids(queries);
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int id : ids) out.push_back(encoder_.decode(id));
+  return out;
+}
+
+std::vector<double> KnnClassifier::predict_proba(const Matrix& queries) const {
+  const Neighbors nb = kneighbors(queries);
+  std::vector<int> ids(nb.queries);
+  std::vector<double> proba(nb.queries * encoder_.size());
+  vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
+  return proba;
+}
+
+double KnnClassifier::score(const Matrix& queries, const std::vector<std::string>& labels) const {
+  const auto pred = predict(queries);
+  if (labels.size() != pred.size()) throw Error("score: labels and queries differ in number");
+  std::size_t hit = 0;
+  for (std::size_t i = 0; i < pred.size(); ++i) hit += pred[i] == labels[i];
+  return pred.empty() ? 0.0 : static_cast<double>(hit) / static_cast<double>(pred.size());
+}
+
+void KnnRegressor::fit(const Matrix& features, const std::vector<double>& targets) {
+  if (targets.size() != features.rows)
+    throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
+  targets_ = targets;
+  fit_features(features);
+}
+
+std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
+  const Neighbors nb = kneighbors(queries);
+  std::vector<double> out(nb.queries);
+  average_prefixes(nb, targets_.data(), params_.weights, {params_.k}, out.data());
+  return out;
+}
+
+double KnnRegressor::score(const Matrix& queries, const std::vector<double>& targets) const {
+  return r2(targets, predict(queries));
+}
+
+}  // namespace knn

@@ -1,0 +1,55 @@
+#include "knn/search.hpp"
+
+#include "common/backend_registry.hpp"
+#include "cpu/cpu_backend.hpp"
+#include "knn/error.hpp"
+#include "knn/version.hpp"
+
+namespace knn {
+
+Device parse_device(const std::string& text) {
+  if (text == "auto") return Device::automatic;
+  if (text == "cpu") return Device::cpu;
+  if (text == "cuda" || text == "gpu") return Device::cuda;
+  throw Error::option("device", "unknown device " + quote(text) + " (expected auto, cpu or cuda)");
+}
+
+const char* to_string(Device d) {
+  switch (d) {
+    case Device::automatic: return "auto";
+    case Device::cpu: return "cpu";
+    case Device::cuda: return "cuda";
+  }
+  return "?";
+}
+
+bool cuda_available() {
+  std::string why;
+  return detail::make_cuda_backend(why) != nullptr;
+}
+
+std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
+  if (options.device != Device::cpu) {
+    std::string why;
+    if (auto gpu = detail::make_cuda_backend(why)) return gpu;
+    if (options.device == Device::cuda) throw Error::option("device", "cuda: " + why);
+    // A build without the GPU backend has only the CPU: nothing to report then.
+    if (options.notice && built_with_cuda()) options.notice("no GPU backend (" + why + "); running on the CPU");
+  }
+  return std::make_shared<cpu::CpuBackend>(options.threads);
+}
+
+Neighbors search(const Backend& backend, const SearchRequest& r) {
+  if (!r.train || !r.queries) throw Error("search: training rows and queries are required");
+  if (r.train->cols != r.queries->cols)
+    throw Error("queries have " + std::to_string(r.queries->cols) + " features, the training rows " +
+                std::to_string(r.train->cols));
+  const std::size_t available = r.train->rows - (r.exclude && r.train->rows > 0 ? 1 : 0);
+  if (r.k < 1 || r.k > available)
+    throw Error::option("k", std::to_string(r.k) + " is out of range: it must be from 1 to " +
+                                 std::to_string(available) + " (the number of training rows" +
+                                 (r.exclude ? " less the query's own row)" : ")"));
+  return backend.search(r);
+}
+
+}  // namespace knn

@@ -1,0 +1,11 @@
+// Linked when libknn is built without the GPU backend.
+#include "common/backend_registry.hpp"
+
+namespace knn::detail {
+
+std::shared_ptr<const Backend> make_cuda_backend(std::string& why_not) {
+  why_not = "this libknn was built without CUDA (configure with -DKNN_ENABLE_CUDA=ON)";
+  return nullptr;
+}
+
+}  // namespace knn::detail
