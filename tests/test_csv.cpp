@@ -1,0 +1,186 @@
+#include <gtest/gtest.h>
+
+#include "knn/dataset.hpp"
+#include "knn/error.hpp"
+#include "test_util.hpp"
+
+using knn::test::write_temp;
+
+namespace {
+
+knn::Dataset load(const std::string& name, const std::string& text, knn::CsvOptions o = {}) {
+  return knn::load_csv(write_temp(name, text), o);
+}
+
+std::string error_of(const std::string& name, const std::string& text, knn::CsvOptions o = {}) {
+  try {
+    load(name, text, o);
+  } catch (const knn::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Csv, PlainFileWithHeader) {
+  const auto d = load("plain.csv", "a,b,label\n1,2.5,x\n-3,4e2,y\n");
+  ASSERT_EQ(d.size(), 2u);
+  ASSERT_EQ(d.dims(), 2u);
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(d.label_name, "label");
+  EXPECT_EQ(d.features(0, 1), 2.5f);
+  EXPECT_EQ(d.features(1, 0), -3.0f);
+  EXPECT_EQ(d.features(1, 1), 400.0f);
+  EXPECT_EQ(d.labels, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(d.lines, (std::vector<std::size_t>{2, 3}));
+}
+
+TEST(Csv, BomCrlfNoTrailingNewlineAndQuotesGiveTheSameData) {
+  const auto plain = load("p.csv", "a,b,label\n1,2,x y\n3,4,\"q,r\"\n");
+  const auto odd = load("o.csv", "\xEF\xBB\xBF\"a\",b,label\r\n\"1\",2,x y\r\n3,\"4\",\"q,r\"");
+  EXPECT_EQ(plain.feature_names, odd.feature_names);
+  EXPECT_EQ(plain.features.values, odd.features.values);
+  EXPECT_EQ(plain.labels, odd.labels);
+  EXPECT_EQ(odd.labels[1], "q,r");
+}
+
+TEST(Csv, QuotedFieldWithNewlineAndEscapedQuote) {
+  const auto d = load("nl.csv", "a,label\n1,\"two\nlines \"\"quoted\"\"\"\n2,z\n");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.labels[0], "two\nlines \"quoted\"");
+  EXPECT_EQ(d.lines[1], 4u);
+}
+
+TEST(Csv, LabelByNameIndexAndNegativeIndexAndIgnore) {
+  const std::string text = "id,y,f1,f2\n7,a,1,2\n8,b,3,4\n";
+  knn::CsvOptions o;
+  o.label = "y";
+  o.ignore = {"id"};
+  const auto by_name = load("l1.csv", text, o);
+  EXPECT_EQ(by_name.feature_names, (std::vector<std::string>{"f1", "f2"}));
+  EXPECT_EQ(by_name.labels, (std::vector<std::string>{"a", "b"}));
+  o.label = "1";
+  o.ignore = {"0"};
+  const auto by_index = load("l2.csv", text, o);
+  EXPECT_EQ(by_index.features.values, by_name.features.values);
+  o.label = "-3";
+  const auto by_negative = load("l3.csv", text, o);
+  EXPECT_EQ(by_negative.labels, by_name.labels);
+}
+
+TEST(Csv, NoHeaderNamesColumnsByIndex) {
+  knn::CsvOptions o;
+  o.header = false;
+  const auto d = load("nh.csv", "1,2,a\n3,4,b\n", o);
+  EXPECT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(d.labels[0], "a");
+}
+
+TEST(Csv, OtherDelimiter) {
+  knn::CsvOptions o;
+  o.delimiter = ';';
+  const auto d = load("semi.csv", "a;b;label\n1.5;2;x,y\n", o);
+  EXPECT_EQ(d.dims(), 2u);
+  EXPECT_EQ(d.features(0, 0), 1.5f);
+  EXPECT_EQ(d.labels[0], "x,y");
+  EXPECT_NE(error_of("semi2.csv", "a;b;label\n1,5;2;x\n", o).find("semi2.csv:2:1: not a finite number: \"1,5\""), std::string::npos);
+}
+
+TEST(Csv, ErrorsNameFileLineColumnAndQuoteTheValue) {
+  EXPECT_NE(error_of("e1.csv", "a,b,l\n1,2,x\n3,abc,y\n").find("e1.csv:3:2: not a finite number: \"abc\" in column \"b\""),
+            std::string::npos);
+  EXPECT_NE(error_of("e2.csv", "a,b,l\n1,,x\n").find("e2.csv:2:2: empty value"), std::string::npos);
+  for (const char* bad : {"nan", "inf", "-inf", "1e999", "NaN", "1.5.2", "0x10", "1 2"})
+    EXPECT_NE(error_of("e3.csv", std::string("a,l\n") + bad + ",x\n").find("e3.csv:2:1:"), std::string::npos) << bad;
+  EXPECT_NE(error_of("e4.csv", "a,b,l\n1,2\n").find("e4.csv:2:2: expected 3 fields, found 2"), std::string::npos);
+  EXPECT_NE(error_of("e5.csv", "a,b,l\n1,2,x,9\n").find("e5.csv:2:4: expected 3 fields, found 4 (extra value \"9\")"),
+            std::string::npos);
+  EXPECT_NE(error_of("e6.csv", "a,b,l\n").find("e6.csv: no data rows"), std::string::npos);
+  EXPECT_NE(error_of("e7.csv", "").find("e7.csv: empty file"), std::string::npos);
+  knn::CsvOptions o;
+  o.label = "nope";
+  EXPECT_NE(error_of("e8.csv", "a,l\n1,x\n", o).find("option --label: no column named \"nope\""), std::string::npos);
+  o.label = "5";
+  EXPECT_NE(error_of("e9.csv", "a,l\n1,x\n", o).find("out of range"), std::string::npos);
+  o.label = "a";
+  EXPECT_NE(error_of("e10.csv", "a,a,l\n1,2,x\n", o).find("appears 2 times"), std::string::npos);
+  EXPECT_NE(error_of("e11.csv", "a,l\n1,\"x\n").find("not closed"), std::string::npos);
+}
+
+TEST(Csv, LongValuesAreCutInMessages) {
+  const std::string junk(100, 'z');
+  const std::string msg = error_of("long.csv", "a,l\n" + junk + ",x\n");
+  EXPECT_NE(msg.find("\"" + std::string(40, 'z') + "...\""), std::string::npos) << msg;
+}
+
+TEST(Csv, TinyValuesUnderflowLikeAConversionFromDouble) {
+  const auto d = load("tiny.csv", "a,l\n1e-50,x\n+2.5,y\n");
+  EXPECT_EQ(d.features(0, 0), 0.0f);
+  EXPECT_EQ(d.features(1, 0), 2.5f);
+}
+
+TEST(Csv, QueryColumnsFoundByNameWithOrWithoutLabel) {
+  const auto train = load("qt.csv", "a,b,label\n1,2,x\n3,4,y\n");
+  const auto q1 = knn::load_query_csv(write_temp("q1.csv", "b,a\n20,10\n"), {}, train);
+  EXPECT_EQ(q1.features.values, (std::vector<float>{10, 20}));
+  EXPECT_FALSE(q1.has_labels());
+  const auto q2 = knn::load_query_csv(write_temp("q2.csv", "label,a,b\nx,10,20\n"), {}, train);
+  EXPECT_EQ(q2.features.values, (std::vector<float>{10, 20}));
+  EXPECT_TRUE(q2.has_labels());
+  try {
+    knn::load_query_csv(write_temp("q3.csv", "a,c\n1,2\n"), {}, train);
+    FAIL() << "missing feature column accepted";
+  } catch (const knn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no column \"b\""), std::string::npos) << e.what();
+  }
+  knn::CsvOptions nh;
+  nh.header = false;
+  const auto train_nh = knn::load_csv(write_temp("qt2.csv", "1,2,x\n3,4,y\n"), nh);
+  EXPECT_EQ(knn::load_query_csv(write_temp("q4.csv", "5,6\n"), nh, train_nh).dims(), 2u);
+  EXPECT_EQ(knn::load_query_csv(write_temp("q5.csv", "5,6,x\n"), nh, train_nh).labels[0], "x");
+  EXPECT_THROW(knn::load_query_csv(write_temp("q6.csv", "5\n"), nh, train_nh), knn::Error);
+}
+
+TEST(Csv, SaveAndLoadRoundTrip) {
+  const auto d = load("rt.csv", "a,b,label\n0.1,-2.5e-7,\"x,y\"\n3,4,z\n");
+  const auto path = (knn::test::temp_dir() / "rt_out.csv").string();
+  knn::save_csv(path, d);
+  const auto back = knn::load_csv(path, {});
+  EXPECT_EQ(back.features.values, d.features.values);
+  EXPECT_EQ(back.labels, d.labels);
+  EXPECT_EQ(back.feature_names, d.feature_names);
+}
+
+TEST(LabelEncoder, NumericLabelsSortNumerically) {
+  knn::LabelEncoder e;
+  e.fit({"10", "2", "-1", "2", "1.5"});
+  EXPECT_TRUE(e.numeric());
+  EXPECT_EQ(e.classes(), (std::vector<std::string>{"-1", "1.5", "2", "10"}));
+  EXPECT_EQ(e.encode("10"), 3);
+  EXPECT_EQ(e.decode(e.encode("1.5")), "1.5");
+  EXPECT_EQ(e.encode("7"), -1);
+}
+
+TEST(LabelEncoder, TextLabelsSortByBytes) {
+  knn::LabelEncoder e;
+  e.fit({"b", "B", "a", "10", "9"});
+  EXPECT_FALSE(e.numeric());
+  EXPECT_EQ(e.classes(), (std::vector<std::string>{"10", "9", "B", "a", "b"}));
+  const std::vector<std::string> labels{"a", "b", "9"};
+  const auto ids = e.encode(labels);
+  for (std::size_t i = 0; i < labels.size(); ++i) EXPECT_EQ(e.decode(ids[i]), labels[i]);
+}
+
+TEST(Csv, RegressionTargetsMustBeNumbers) {
+  const auto ok = load("r1.csv", "a,y\n1,2.5\n2,-3\n");
+  EXPECT_EQ(knn::numeric_targets(ok), (std::vector<double>{2.5, -3.0}));
+  const auto bad = load("r2.csv", "a,y\n1,2.5\n2,cat\n");
+  try {
+    knn::numeric_targets(bad);
+    FAIL();
+  } catch (const knn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("r2.csv:3:2: regression target \"cat\""), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
