@@ -33,8 +33,11 @@ namespace {
 
 using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::size_t kQueryBlock = 256;
-constexpr std::size_t kTrainBlock = 2048;
+// Blocks sized for the matrix product: a 512 x 8192 float tile (16 MiB) per thread measured best
+// on the 2-core AVX-512 machines this was tuned on; fewer queries get smaller blocks so that every
+// thread has work.
+constexpr std::size_t kMaxQueryBlock = 512;
+constexpr std::size_t kTrainBlock = 8192;
 
 double float_gamma(std::size_t n) {
   const double nu = static_cast<double>(n) * 0x1p-24;
@@ -138,17 +141,22 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
   const double c_l1 = 2.0 * float_gamma(d + 2) * 1.01 + static_cast<double>(d + 8) * 0x1p-50;
   const bool product = metric != Metric::l1;
   std::vector<double> tn, qn;
+  std::vector<double> t_lower;  // l2: |t|^2 (1 - c), the training part of each lower bound
   if (product) {
     tn = squared_norms(train);
     qn = squared_norms(queries);
+    t_lower.resize(n);
+    for (std::size_t j = 0; j < n; ++j) t_lower[j] = tn[j] * (1.0 - c);
   }
   const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
+  const std::size_t per_thread = (nq + 2 * static_cast<std::size_t>(threads) - 1) / (2 * static_cast<std::size_t>(threads));
+  const std::size_t kQueryBlock = std::min(kMaxQueryBlock, std::max<std::size_t>(16, (per_thread + 15) / 16 * 16));
   const std::size_t blocks = (nq + kQueryBlock - 1) / kQueryBlock;
 
 #pragma omp parallel num_threads(threads)
   {
     RowMat dots;
-    std::vector<float> l1(kQueryBlock * kTrainBlock);
+    std::vector<float> l1(product ? 0 : kQueryBlock * kTrainBlock);
     std::vector<Candidates> cand(kQueryBlock, Candidates(k));
     std::vector<Ranked> scratch;
 #pragma omp for schedule(dynamic, 1)
@@ -182,6 +190,31 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
           if (metric == Metric::l2) {
             const float* row = dots.data() + i * tb;
             const double qq = qn[q];
+            const double tau0 = cq.tau();
+            if (tau0 < kInf) {
+              // Most rows are far: a vectorised pass against the tau of the segment's start (which
+              // only shrinks later) finds the few that can be candidates; they go through offer().
+              // The small slack covers the different rounding of this rearranged lower bound.
+              const double* tl = t_lower.data() + t0;
+              const double limit = tau0 - qq * (1.0 - c) + (qq + std::fabs(tau0)) * 0x1p-40;
+              constexpr std::size_t kChunk = 64;
+              for (std::size_t j0 = 0; j0 < tb; j0 += kChunk) {
+                const std::size_t j1 = std::min(tb, j0 + kChunk);
+                double m = kInf;
+#pragma omp simd reduction(min : m)
+                for (std::size_t jj = j0; jj < j1; ++jj) m = std::min(m, tl[jj] - 2.0 * static_cast<double>(row[jj]));
+                if (m > limit) continue;
+                for (std::size_t jj = j0; jj < j1; ++jj) {
+                  if (tl[jj] - 2.0 * static_cast<double>(row[jj]) > limit) continue;
+                  const double norms = qq + tn[t0 + jj];
+                  const double a = norms - 2.0 * static_cast<double>(row[jj]);
+                  const double e = c * norms;
+                  const auto r = static_cast<std::int64_t>(t0 + jj);
+                  if (r != skip && a - e <= cq.tau()) cq.offer(a - e, a + e, r);
+                }
+              }
+              continue;
+            }
             for (std::size_t j = 0; j < tb; ++j) {
               const double norms = qq + tn[t0 + j];
               const double a = norms - 2.0 * static_cast<double>(row[j]);
