@@ -1,11 +1,15 @@
 #pragma once
 // Index-based element access used by the tile kernels: a device-level primitive turns its
 // pointers (or a transformation of them) into these small functors.
+#include <iterator>
 #include <type_traits>
 
 #include "config.hpp"
 
 namespace knn::prim::detail {
+
+template <typename It>
+using value_of = typename std::iterator_traits<It>::value_type;
 
 // Null check for pointers; other iterators are never null.
 template <typename It>

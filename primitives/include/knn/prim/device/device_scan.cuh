@@ -39,9 +39,6 @@ Status scan_dispatch(void* temp, std::size_t& temp_bytes, Load load, Store store
   return {};
 }
 
-template <typename It>
-using value_of = typename std::iterator_traits<It>::value_type;
-
 }  // namespace detail
 
 // out[0] = init, out[i] = op(init, in[0], ..., in[i-1]).
