@@ -1099,7 +1099,7 @@ const BadCase kBadCases[] = {
      {"bad/test_text_cell.csv:3:1:", "\"bad\""}},
     // Finite in the file, but beyond float32 once scaled by the training rows' tiny range.
     {"query_value_overflows_when_scaled", {"predict", "--train", "@bad/tiny_range.csv", "--query", "@bad/far_query.csv", "-k", "1"},
-     {"bad/far_query.csv:2:1:", "\"1e10\""}},
+     {"bad/far_query.csv:2:1:", "\"1e+10\""}},
     {"output_into_missing_folder", predict_with({"-o", "TMP/no_such_folder/out.csv"}), {"no_such_folder", "out.csv"}},
 };
 

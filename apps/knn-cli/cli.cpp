@@ -80,6 +80,22 @@ cxxopts::Options make_options(const std::string& cmd) {
   return o;
 }
 
+// The parser's own messages use typographic quotes and no option prefix: these find the argument
+// at fault so that the message quotes it the project's way.
+std::string first_unknown_option(cxxopts::Options& o, const std::vector<const char*>& av) {
+  o.allow_unrecognised_options();
+  const auto r = o.parse(static_cast<int>(av.size()), av.data());
+  for (const auto& u : r.unmatched())
+    if (!u.empty() && u[0] == '-') return u;
+  return r.unmatched().empty() ? std::string("?") : r.unmatched().front();
+}
+
+std::string option_missing_value(const std::vector<const char*>& av) {
+  for (std::size_t i = av.size(); i-- > 1;)
+    if (av[i][0] == '-') return av[i];
+  return "?";
+}
+
 std::string help_text(const std::string& cmd) {
   auto o = make_options(cmd);
   std::string h = o.help({"input", "folds", "model", "run", "output", ""});
@@ -127,6 +143,7 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
   int threads = 0;
   if (r.count("threads")) {
     threads = static_cast<int>(app::parse_count("threads", get(r, "threads"), 1));
+    if (threads > 1024) throw Error::option("threads", quote(get(r, "threads")) + " is more than 1024");
     omp_set_num_threads(threads);
   }
   c.params.backend = app::backend_options(get(r, "device"), threads, err);
@@ -143,9 +160,32 @@ void check_stdin_once(const cxxopts::ParseResult& r) {
   if (n > 1) throw Error::option("train", "standard input (-) can be given to one file option only");
 }
 
+// Runs f; a query value that overflows once scaled is reported at its file, line and column.
+template <class F>
+std::string naming_query_cells(const Dataset& query, F&& f) {
+  try {
+    return f();
+  } catch (const ScaleOverflow& e) {
+    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(e.col) + 1);
+  }
+}
+
+std::string predict_text(const cxxopts::ParseResult& r, const Common& c, const Dataset& train, const Dataset& query);
+std::string neighbors_text(const Common& c, const Dataset& train, const Dataset& query);
+
 std::string run_predict(const cxxopts::ParseResult& r, const Common& c) {
   const Dataset train = load_csv(required(r, "train", "predict"), c.csv);
   const Dataset query = load_query_csv(required(r, "query", "predict"), c.csv, train);
+  return naming_query_cells(query, [&] { return predict_text(r, c, train, query); });
+}
+
+std::string run_neighbors(const cxxopts::ParseResult& r, const Common& c) {
+  const Dataset train = load_csv(required(r, "train", "neighbors"), c.csv);
+  const Dataset query = load_query_csv(required(r, "query", "neighbors"), c.csv, train);
+  return naming_query_cells(query, [&] { return neighbors_text(c, train, query); });
+}
+
+std::string predict_text(const cxxopts::ParseResult& r, const Common& c, const Dataset& train, const Dataset& query) {
   const bool proba = r.count("proba") > 0;
   const bool json = c.format == "json";
   std::ostringstream s;
@@ -213,9 +253,7 @@ std::string run_predict(const cxxopts::ParseResult& r, const Common& c) {
   return s.str();
 }
 
-std::string run_neighbors(const cxxopts::ParseResult& r, const Common& c) {
-  const Dataset train = load_csv(required(r, "train", "neighbors"), c.csv);
-  const Dataset query = load_query_csv(required(r, "query", "neighbors"), c.csv, train);
+std::string neighbors_text(const Common& c, const Dataset& train, const Dataset& query) {
   // Neighbours need no labels: fit the scaler and the rows through the shared model.
   struct Fit : KnnModel {
     using KnnModel::KnnModel;
@@ -349,10 +387,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   const std::string prog = "knn-cli";
   try {
-    if (argc < 2) {
-      err << kUsage;
-      return 2;
-    }
+    if (argc < 2) throw Error("no subcommand (expected predict, evaluate or neighbors; see knn-cli --help)");
     const std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       out << kUsage;
@@ -376,6 +411,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     cxxopts::ParseResult r;
     try {
       r = options.parse(static_cast<int>(av.size()), av.data());
+    } catch (const cxxopts::exceptions::no_such_option&) {
+      throw Error("unknown option " + quote(first_unknown_option(options, av)) + " (see knn-cli " + cmd + " --help)");
+    } catch (const cxxopts::exceptions::missing_argument&) {
+      throw Error("option " + quote(option_missing_value(av)) + " needs a value");
     } catch (const cxxopts::exceptions::exception& e) {
       throw Error(e.what());
     }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "knn/error.hpp"
 #include "knn/matrix.hpp"
 
 namespace knn {
@@ -12,6 +13,18 @@ enum class Scaling { none, minmax, standard };
 
 Scaling parse_scaling(const std::string& text);  // "minmax" | "standard" | "none"
 const char* to_string(Scaling s);
+
+/// Thrown by Scaler::transform when a value overflows float32 once scaled (a query far outside a
+/// tiny training range). Callers that know the file turn it into an error naming line and column.
+class ScaleOverflow : public Error {
+ public:
+  ScaleOverflow(std::size_t r, std::size_t c, float v, const std::string& message)
+      : Error(message), row(r), col(c), value(v) {}
+  std::size_t row, col;  // 0-based, in the matrix given to transform()
+  float value;           // the value before scaling
+  /// The same problem, named at FILE:LINE:COLUMN.
+  Error at(const std::string& file, std::size_t line, std::size_t column) const;
+};
 
 class Scaler {
  public:

@@ -146,9 +146,10 @@ std::optional<float> parse_float(const char* b, const char* e) {
   if (ec == std::errc::result_out_of_range) {
     // Tiny values underflow to a subnormal or zero, as a double-to-float conversion would; values
     // beyond float's range are refused rather than turned into infinities.
-    double d = 0.0;
-    auto [p2, ec2] = std::from_chars(b, e, d);
-    if (p2 != e || ec2 != std::errc() || !(std::fabs(d) < 1.0)) return std::nullopt;
+    const std::string text(b, e);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(std::fabs(d) < 1.0)) return std::nullopt;
     f = static_cast<float>(d);
   } else if (ec != std::errc()) {
     return std::nullopt;

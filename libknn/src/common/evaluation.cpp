@@ -74,12 +74,19 @@ std::vector<bool> loo_changes_scaler(const Matrix& x, Scaling scaling) {
   return special;
 }
 
+// A scaling overflow named at its file, line and column (when the data set came from a file).
+Error at_cell(const ScaleOverflow& e, const Dataset& d, std::size_t row) {
+  const std::size_t line = row < d.lines.size() ? d.lines[row] : 0;
+  const std::size_t col = e.col < d.feature_columns.size() ? d.feature_columns[e.col] + 1 : 0;
+  return e.at(d.source, line, col);
+}
+
 }  // namespace
 
 std::vector<int> assign_folds(std::size_t rows, const std::vector<int>* classes, int folds, std::uint64_t seed) {
-  if (folds < 2) throw Error::option("folds", "must be at least 2, got " + std::to_string(folds));
+  if (folds < 2) throw Error::option("folds", quote(std::to_string(folds)) + " is not a whole number >= 2");
   if (static_cast<std::size_t>(folds) > rows)
-    throw Error::option("folds", std::to_string(folds) + " folds need at least as many rows; the data has " +
+    throw Error::option("folds", quote(std::to_string(folds)) + ": that many folds need at least as many rows; the data has " +
                                      std::to_string(rows));
   SplitMix64 rng{seed};
   std::vector<std::vector<std::size_t>> groups;
@@ -159,7 +166,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   }
   const std::size_t kmax = opt.ks.back();
   if (kmax > smallest_train)
-    throw Error::option("k", "k = " + std::to_string(kmax) + " is larger than the " + std::to_string(smallest_train) +
+    throw Error::option("k", quote(std::to_string(kmax)) + " is larger than the " + std::to_string(smallest_train) +
                                  " training rows of " + (fs.kind == FoldSpec::Kind::test ? "the training file" : "the smallest fold") +
                                  "; the largest allowed k is " + std::to_string(smallest_train));
 
@@ -271,7 +278,11 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       Scaler sc(opt.scaling);
       const Matrix train = sc.fit_transform(take_rows(data.features, rest));
       Matrix q = take_rows(data.features, {i});
-      sc.transform(q);
+      try {
+        sc.transform(q);
+      } catch (const ScaleOverflow& e) {
+        throw at_cell(e, data, i);
+      }
       predict_all(train, rest, q, nullptr, pc, py);
       place({i});
       if (opt.progress) opt.progress(++done, n);
@@ -296,7 +307,13 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       } else {
         q = take_rows(data.features, f.test);
       }
-      sc.transform(q);
+      try {
+        sc.transform(q);
+      } catch (const ScaleOverflow& e) {
+        const Dataset& src = test ? *test : data;
+        const std::size_t row = test ? e.row : f.test[e.row];
+        throw at_cell(e, src, row);
+      }
       predict_all(train, f.train, q, nullptr, pc, py);
       for (std::size_t c = 0; c < combos; ++c) score_fold(c, f.test, pc[c], py[c]);
       if (opt.progress) opt.progress(fi + 1, folds.size());

@@ -7,13 +7,13 @@
 namespace knn {
 
 KnnModel::KnnModel(ModelParams params) : params_(std::move(params)), scaler_(params_.scaling) {
-  if (params_.k < 1) throw Error::option("k", "must be at least 1, got " + std::to_string(params_.k));
+  if (params_.k < 1) throw Error::option("k", quote(std::to_string(params_.k)) + " is not a whole number >= 1");
 }
 
 void KnnModel::fit_features(const Matrix& features) {
   if (features.rows == 0) throw Error("cannot fit on zero training rows");
   if (params_.k > features.rows)
-    throw Error::option("k", std::to_string(params_.k) + " is larger than the " + std::to_string(features.rows) +
+    throw Error::option("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(features.rows) +
                                  " training rows (largest allowed: " + std::to_string(features.rows) + ")");
   scaler_ = Scaler(params_.scaling);
   train_ = scaler_.fit_transform(features);

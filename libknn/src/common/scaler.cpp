@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "knn/error.hpp"
+#include "knn/io.hpp"
 
 namespace knn {
 
@@ -66,21 +67,38 @@ void Scaler::transform(Matrix& m) const {
     throw Error("scaler fitted on " + std::to_string(offset_.size()) + " features, given " +
                 std::to_string(m.cols));
   const std::size_t d = m.cols;
-  std::ptrdiff_t bad_row = -1;
-#pragma omp parallel for schedule(static) reduction(max : bad_row)
+  // A query far outside a tiny training range can overflow float once scaled: never a silent inf.
+  // The first such row is found after the parallel pass, then reported with its column and value.
+  std::ptrdiff_t bad_row = static_cast<std::ptrdiff_t>(m.rows);
+#pragma omp parallel for schedule(static) reduction(min : bad_row)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
+    const float* r = m.row(static_cast<std::size_t>(i));
+    for (std::size_t j = 0; j < d; ++j)
+      if (!std::isfinite(static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]))) {
+        bad_row = std::min(bad_row, i);
+        break;
+      }
+  }
+  if (bad_row < static_cast<std::ptrdiff_t>(m.rows)) {
+    const auto i = static_cast<std::size_t>(bad_row);
+    for (std::size_t j = 0; j < d; ++j)
+      if (!std::isfinite(static_cast<float>((static_cast<double>(m(i, j)) - offset_[j]) / scale_[j])))
+        throw ScaleOverflow(i, j, m(i, j),
+                            "row " + std::to_string(i + 1) + ", feature " + std::to_string(j + 1) + ": value " +
+                                quote(format_double(m(i, j))) + " overflows float32 once scaled by the " +
+                                to_string(kind_) + " scaler fitted on the training rows");
+  }
+#pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
     float* r = m.row(static_cast<std::size_t>(i));
-    bool finite = true;
-    for (std::size_t j = 0; j < d; ++j) {
-      r[j] = static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]);
-      finite = finite && std::isfinite(r[j]);
-    }
-    if (!finite) bad_row = std::max(bad_row, i);
+    for (std::size_t j = 0; j < d; ++j) r[j] = static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]);
   }
-  // A query far outside a tiny training range can overflow float once scaled: never a silent inf.
-  if (bad_row >= 0)
-    throw Error("row " + std::to_string(bad_row + 1) + ": a value overflows float32 once scaled by the " +
-                to_string(kind_) + " scaler fitted on the training rows");
+}
+
+Error ScaleOverflow::at(const std::string& file, std::size_t line, std::size_t column) const {
+  return Error::at(file, line, column,
+                   "value " + quote(format_double(value)) +
+                       " overflows float32 once scaled by the scaler fitted on the training rows (far outside their range)");
 }
 
 }  // namespace knn

@@ -46,7 +46,7 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
                 std::to_string(r.train->cols));
   const std::size_t available = r.train->rows - (r.exclude && r.train->rows > 0 ? 1 : 0);
   if (r.k < 1 || r.k > available)
-    throw Error::option("k", std::to_string(r.k) + " is out of range: it must be from 1 to " +
+    throw Error::option("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
                                  std::to_string(available) + " (the number of training rows" +
                                  (r.exclude ? " less the query's own row)" : ")"));
   return backend.search(r);
