@@ -11,6 +11,14 @@ namespace knn::prim::detail {
 template <typename It>
 using value_of = typename std::iterator_traits<It>::value_type;
 
+// Whether two pointers name the same address (other iterators: assumed distinct).
+template <typename A, typename B>
+constexpr bool same_pointer(const A& a, const B& b) {
+  if constexpr (std::is_pointer_v<A> && std::is_pointer_v<B>)
+    return static_cast<const void*>(a) == static_cast<const void*>(b);
+  else return false;
+}
+
 // Null check for pointers; other iterators are never null.
 template <typename It>
 constexpr bool is_null(const It& it) {

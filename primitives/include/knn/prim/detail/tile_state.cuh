@@ -86,6 +86,30 @@ struct TileState<T, false> {
   }
 };
 
+// Counters (selection counts, element counts) up to 2^62: status in the top two bits of the same
+// 64-bit word, so like small values they need no fence.
+struct CountTileState {
+  unsigned long long* words;
+  static constexpr unsigned long long count_mask = (1ull << 62) - 1;
+
+  static constexpr std::size_t bytes(long long num_tiles) {
+    return static_cast<std::size_t>(num_tiles) * sizeof(unsigned long long);
+  }
+  __device__ void publish(long long tile, unsigned status, long long count) const {
+    const unsigned long long word = (static_cast<unsigned long long>(status) << 62) |
+                                    (static_cast<unsigned long long>(count) & count_mask);
+    *reinterpret_cast<volatile unsigned long long*>(words + tile) = word;
+  }
+  __device__ void wait(long long tile, unsigned& status, long long& count) const {
+    unsigned long long word;
+    do {
+      word = *reinterpret_cast<volatile unsigned long long*>(words + tile);
+    } while ((word >> 62) == tile_invalid);
+    status = static_cast<unsigned>(word >> 62);
+    count = static_cast<long long>(word & count_mask);
+  }
+};
+
 template <typename T>
 struct TileStateLayout {
   static constexpr std::size_t bytes(long long num_tiles) { return TileState<T>::bytes(num_tiles); }
@@ -103,8 +127,8 @@ struct TileStateLayout {
 // Called by all 32 lanes of one warp of tile `tile` (>= 1): returns, to every lane, the total
 // of tiles 0 .. tile-1 in order. Lane i looks at tile (window_end - i); the nearest tile that
 // has published an inclusive prefix ends the walk.
-template <typename T, typename Op>
-__device__ T lookback_prefix(const TileState<T>& state, long long tile, Op op) {
+template <typename T, typename State, typename Op>
+__device__ T lookback_prefix(const State& state, long long tile, Op op) {
   const int lane = lane_id();
   T running{};
   bool have_running = false;
@@ -131,14 +155,14 @@ __device__ T lookback_prefix(const TileState<T>& state, long long tile, Op op) {
 }
 
 // Prefix callback for BlockScan::*_with_prefix inside a tile of a device-wide scan.
-template <typename T, typename Op>
+template <typename T, typename Op, typename State = TileState<T>>
 struct LookbackCallback {
-  TileState<T> state;
+  State state;
   long long tile;
   Op op;
   __device__ T operator()(const T& block_aggregate) {
     if (lane_id() == 0) state.publish(tile, tile_aggregate, block_aggregate);
-    const T prefix = lookback_prefix(state, tile, op);
+    const T prefix = lookback_prefix<T>(state, tile, op);
     if (lane_id() == 0) state.publish(tile, tile_inclusive, op(prefix, block_aggregate));
     return prefix;
   }
