@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <string>
@@ -192,7 +194,13 @@ void check_destination(const std::string& option, const std::string& path) {
   if (path.empty()) throw Error::option(option, "needs a file name");
   std::error_code ec;
   const fs::path target(path);
-  if (fs::is_directory(target, ec)) throw Error::option(option, quote(path) + " is a folder; give a file name");
+  const auto status = fs::status(target, ec);
+  if (fs::is_directory(status)) throw Error::option(option, quote(path) + " is a folder; give a file name");
+  if (fs::exists(status) && !fs::is_regular_file(status)) {  // a device or a pipe: written directly
+    if (::access(path.c_str(), W_OK) != 0)
+      throw Error::option(option, quote(path) + ": cannot write: " + std::strerror(errno));
+    return;
+  }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw Error::option(option, quote(path) + ": folder " + quote(dir.string()) + " does not exist");
@@ -206,6 +214,14 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec1, ec2;
   const fs::path pa = fs::weakly_canonical(a, ec1), pb = fs::weakly_canonical(b, ec2);
   return ec1 || ec2 ? a == b : pa == pb;
+}
+
+// A whole number >= min_value that fits an int.
+int small_count(const std::string& option, const std::string& text, std::size_t min_value) {
+  const std::size_t v = app::parse_count(option, text, min_value);
+  if (v > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw Error::option(option, quote(text) + " is too large");
+  return static_cast<int>(v);
 }
 
 Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
@@ -239,7 +255,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
     eo.folds.kind = FoldSpec::Kind::loo;
   } else {
     eo.folds.kind = FoldSpec::Kind::kfold;
-    eo.folds.folds = static_cast<int>(std::min<std::size_t>(app::parse_count("folds", get(r, "folds"), 2), 1u << 30));
+    eo.folds.folds = small_count("folds", get(r, "folds"), 2);
   }
   eo.folds.seed = app::parse_seed(get(r, "seed"));
   if ((s.data_path == "-") + (s.test_path == "-") > 1)
@@ -247,7 +263,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
 
   int threads = 0;
   if (r.count("threads")) {
-    threads = static_cast<int>(std::min<std::size_t>(app::parse_count("threads", get(r, "threads"), 1), 1u << 16));
+    threads = small_count("threads", get(r, "threads"), 1);
     omp_set_num_threads(threads);
   }
   eo.backend = app::backend_options(get(r, "device"), threads, err);
@@ -430,6 +446,19 @@ void write_text(const fs::path& p, const std::string& text) {
   if (!f) throw Error::option("plot", "cannot write " + quote(p.string()));
 }
 
+// "#rrggbb" mixed with white: `amount` of the colour, the rest white.
+std::string tint(const std::string& color, double amount) {
+  char buf[8];
+  unsigned rgb = static_cast<unsigned>(std::strtoul(color.c_str() + 1, nullptr, 16));
+  unsigned out = 0;
+  for (int shift = 16; shift >= 0; shift -= 8) {
+    const double c = static_cast<double>((rgb >> shift) & 0xffu);
+    out |= static_cast<unsigned>(std::lround(255.0 - amount * (255.0 - c))) << shift;
+  }
+  std::snprintf(buf, sizeof buf, "#%06x", out);
+  return buf;
+}
+
 std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -519,14 +548,19 @@ std::string plot_image(const EvalResult& res, const Settings& st) {
      << "set ylabel " << gp_string(score + (eo.folds.kind == FoldSpec::Kind::kfold ? " (mean over folds)" : "")) << "\n"
      << "set grid back lc rgb '#dddddd'\n"
      << "set border 3 back\nset tics nomirror\n"
-     << "set key below horizontal maxrows " << (combos > 1 ? 2 : 1) << "\n"
+     << "set key at screen 0.5, screen 0.015 center bottom horizontal samplen 2 width 2 maxrows " << (combos > 2 ? 2 : 1) << "\n"
+     << "set bmargin " << (combos > 2 ? 7 : 5.5) << "\n"
      << "set autoscale xfix\n"
      << "set style textbox opaque noborder margins 2,2\n"
-     << "set style fill transparent solid 0.18 noborder\n"
+     // Several bands overlap, so they are see-through; a single one is drawn in a solid light tint,
+     // which every SVG viewer shows the same.
+     << "set style fill " << (combos > 1 ? "transparent solid 0.08" : "solid 1.0") << " noborder\n"
      << "set offsets graph 0.02, graph 0.02, graph " << (cls ? "0.14" : "0.05") << ", graph " << (cls ? "0.05" : "0.14")
      << "\n";
   if (eo.ks.size() == 1) gp << "set xrange [" << eo.ks.front() - 1 << ':' << eo.ks.front() + 1 << "]\n";
-  gp << "set label 1 " << gp_string("best k = " + std::to_string(best.k) + ": " + score + " " + short_number(best.scores[0].mean))
+  std::string best_text = "best k = " + std::to_string(best.k) + ": " + score + " " + short_number(best.scores[0].mean);
+  if (combos > 1) best_text += " (" + best.weights.to_string() + ", " + to_string(best.metric) + ")";
+  gp << "set label 1 " << gp_string(best_text)
      << " at " << best.k << ", " << format_double(best.scores[0].mean) << " center offset 0," << (cls ? "1.6" : "-1.6")
      << " front boxed textcolor rgb '#000000'\n";
   gp << "plot ";
@@ -535,7 +569,7 @@ std::string plot_image(const EvalResult& res, const Settings& st) {
     const std::string color = colors[c % (sizeof colors / sizeof colors[0])];
     const std::string name = first.weights.to_string() + ", " + to_string(first.metric);
     gp << (c ? ", \\\n     " : "") << gp_string(data_file.string()) << " index " << c
-       << " using 1:($2-$3):($2+$3) with filledcurves lc rgb '" << color << "' "
+       << " using 1:($2-$3):($2+$3) with filledcurves lc rgb '" << (combos > 1 ? color : tint(color, 0.18)) << "' "
        << (combos == 1 && eo.folds.kind == FoldSpec::Kind::kfold ? "title '+/- 1 standard deviation'" : "notitle")
        << ", \\\n     '' index " << c << " using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '" << color << "' title "
        << gp_string(combos == 1 ? "mean " + score + " (" + name + ")" : name);
