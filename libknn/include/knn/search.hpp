@@ -45,9 +45,18 @@ class Backend {
   virtual Neighbors search(const SearchRequest& request) const = 0;
 };
 
+/// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the
+/// exact ones: tf32 only widens the margin within which candidates are re-ranked.
+enum class Precision { fp32, tf32 };
+Precision parse_precision(const std::string& text);  // "fp32" | "tf32"
+
 struct BackendOptions {
   Device device = Device::automatic;
   int threads = 0;  // CPU threads; 0: all cores
+  Precision precision = Precision::fp32;
+  /// GPU: bytes of device memory the search may use for its data and workspace; 0: 80% of what
+  /// is free. Work is tiled to fit; too small a budget for one query row is an error.
+  std::size_t device_memory_budget = 0;
   /// Called with one line when Device::automatic falls back to the CPU (no GPU, or none built).
   std::function<void(const std::string&)> notice;
 };

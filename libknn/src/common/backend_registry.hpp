@@ -8,6 +8,6 @@
 namespace knn::detail {
 
 /// The GPU backend, or nullptr with `why_not` set (not compiled, no usable GPU).
-std::shared_ptr<const Backend> make_cuda_backend(std::string& why_not);
+std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not);
 
 }  // namespace knn::detail

@@ -23,15 +23,21 @@ const char* to_string(Device d) {
   return "?";
 }
 
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::fp32;
+  if (text == "tf32") return Precision::tf32;
+  throw Error::option("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
+}
+
 bool cuda_available() {
   std::string why;
-  return detail::make_cuda_backend(why) != nullptr;
+  return detail::make_cuda_backend(BackendOptions{}, why) != nullptr;
 }
 
 std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
   if (options.device != Device::cpu) {
     std::string why;
-    if (auto gpu = detail::make_cuda_backend(why)) return gpu;
+    if (auto gpu = detail::make_cuda_backend(options, why)) return gpu;
     if (options.device == Device::cuda) throw Error::option("device", "cuda: " + why);
     // A build without the GPU backend has only the CPU: nothing to report then.
     if (options.notice && built_with_cuda()) options.notice("no GPU backend (" + why + "); running on the CPU");

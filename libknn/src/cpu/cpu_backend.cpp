@@ -17,6 +17,8 @@
 // below float rounding but kept so the argument holds for the value actually reported.
 #include "cpu/cpu_backend.hpp"
 
+#include "common/bounds.hpp"
+
 #define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Core>
 #include <algorithm>
@@ -38,15 +40,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // thread has work.
 constexpr std::size_t kMaxQueryBlock = 512;
 constexpr std::size_t kTrainBlock = 8192;
-
-double float_gamma(std::size_t n) {
-  const double nu = static_cast<double>(n) * 0x1p-24;
-  return nu / (1.0 - nu);
-}
-
-double bound_constant(std::size_t d) {
-  return float_gamma(d + 2) * 1.01 + static_cast<double>(d + 8) * 0x1p-50;
-}
 
 // Candidates of one query: a max-heap of the k smallest upper bounds (its top is tau) and the
 // rows whose lower bound was <= tau when they were seen, pruned now and then.
@@ -137,8 +130,8 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
   out.distance.assign(nq * k, 0.0);
   if (nq == 0) return out;
 
-  const double c = bound_constant(d);
-  const double c_l1 = 2.0 * float_gamma(d + 2) * 1.01 + static_cast<double>(d + 8) * 0x1p-50;
+  const double c = detail::fp32_dot_bound(d);
+  const double c_l1 = detail::fp32_l1_bound(d);
   const bool product = metric != Metric::l1;
   std::vector<double> tn, qn;
   std::vector<double> t_lower;  // l2: |t|^2 (1 - c), the training part of each lower bound

@@ -3,7 +3,7 @@
 
 namespace knn::detail {
 
-std::shared_ptr<const Backend> make_cuda_backend(std::string& why_not) {
+std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions&, std::string& why_not) {
   why_not = "this libknn was built without CUDA (configure with -DKNN_ENABLE_CUDA=ON)";
   return nullptr;
 }

@@ -1,0 +1,133 @@
+// kNN on the GPU backend against the CPU backend: Fashion-MNIST (from the CSVs that
+// scripts/fashion_mnist_csv.py writes), the synthetic 1,000,000 x 128 set, and a scaling table.
+// Times are wall-clock medians of whole search calls (host data in, neighbours out), so they
+// include the transfers. PyTorch and FAISS run beside it from bench/gpu/torch_knn.py.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "knn/knn.hpp"
+
+namespace {
+
+double median_ms(const std::function<void()>& f, int reps) {
+  f();  // warm-up: context, cuBLAS handle, first allocations
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+knn::Neighbors search(knn::Device dev, knn::Precision p, const knn::Matrix& train, const knn::Matrix& q, std::size_t k) {
+  knn::BackendOptions o;
+  o.device = dev;
+  o.precision = p;
+  const auto b = knn::make_backend(o);
+  knn::SearchRequest r;
+  r.train = &train;
+  r.queries = &q;
+  r.k = k;
+  return knn::search(*b, r);
+}
+
+std::size_t mismatches(const knn::Neighbors& a, const knn::Neighbors& b, std::size_t queries) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < queries * a.k; ++i) bad += a.index[i] != b.index[i] || a.distance[i] != b.distance[i];
+  return bad;
+}
+
+knn::Matrix uniform(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
+  knn::Matrix m(rows, cols);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (auto& v : m.values) v = u(rng);
+  return m;
+}
+
+void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
+  const auto train = knn::load_csv(train_csv, {});
+  const auto test = knn::load_query_csv(test_csv, {}, train);
+  knn::Scaler sc(knn::Scaling::minmax);
+  knn::Matrix x = train.features, q = test.features;
+  sc.fit(x);
+  sc.transform(x);
+  sc.transform(q);
+  knn::LabelEncoder enc;
+  enc.fit(train.labels);
+  const auto y = enc.encode(train.labels), yt = enc.encode(test.labels);
+  const auto cpu_t0 = std::chrono::steady_clock::now();
+  const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, x, q, 5);
+  const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cpu_t0).count();
+  std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU |\n|---|---|---|---|\n");
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    knn::Neighbors nb;
+    std::vector<int> pred(q.rows);
+    const double ms = median_ms(
+        [&] {
+          nb = search(knn::Device::cuda, p, x, q, 5);
+          knn::vote_prefixes(nb, y.data(), enc.size(), knn::Weights{}, {5}, pred.data());
+        },
+        7);
+    std::size_t hit = 0;
+    for (std::size_t i = 0; i < q.rows; ++i) hit += pred[i] == yt[i];
+    std::printf("| libknn GPU %s, search + vote | %.2f | %.4f | %zu |\n", p == knn::Precision::fp32 ? "fp32" : "tf32", ms,
+                static_cast<double>(hit) / static_cast<double>(q.rows), mismatches(nb, cpu, q.rows));
+  }
+  std::printf("| libknn CPU backend (all cores), search | %.0f | | reference |\n", cpu_ms);
+}
+
+void synthetic() {
+  std::mt19937_64 rng(1);
+  const auto train = uniform(1000000, 128, rng);
+  const auto q = uniform(10000, 128, rng);
+  knn::Matrix check_q(100, 128);
+  std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
+  std::printf("\n| synthetic 1,000,000 x 128, 10,000 queries | time (ms) | of 100 queries checked, neighbours differing from CPU |\n|---|---|---|\n");
+  for (std::size_t k : {10u, 1000u}) {
+    const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
+    for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+      knn::Neighbors nb;
+      const double ms = median_ms([&] { nb = search(knn::Device::cuda, p, train, q, k); }, 3);
+      std::printf("| k = %zu, %s | %.1f | %zu |\n", k, p == knn::Precision::fp32 ? "fp32" : "tf32", ms, mismatches(nb, cpu, 100));
+    }
+  }
+}
+
+void scaling() {
+  std::mt19937_64 rng(2);
+  std::printf("\n| n | d | 1,000 queries, k = 10, fp32 (ms) | tf32 (ms) |\n|---|---|---|---|\n");
+  for (std::size_t n : {10000u, 100000u, 1000000u, 10000000u})
+    for (std::size_t d : {16u, 128u, 1024u}) {
+      if (n * d > 300000000u) continue;
+      const auto train = uniform(n, d, rng);
+      const auto q = uniform(1000, d, rng);
+      const double f = median_ms([&] { search(knn::Device::cuda, knn::Precision::fp32, train, q, 10); }, 3);
+      const double t = median_ms([&] { search(knn::Device::cuda, knn::Precision::tf32, train, q, 10); }, 3);
+      std::printf("| %zu | %zu | %.2f | %.2f |\n", n, d, f, t);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (!knn::cuda_available()) {
+      std::fprintf(stderr, "bench_knn_gpu: no usable GPU\n");
+      return 2;
+    }
+    if (argc >= 3) fashion_mnist(argv[1], argv[2]);
+    synthetic();
+    scaling();
+  } catch (const knn::Error& e) {
+    std::fprintf(stderr, "bench_knn_gpu: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+#include "cuda/cuda_backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "common/backend_registry.hpp"
+
+namespace knn {
+
+namespace cuda {
+
+CudaBackend::CudaBackend(int device, const BackendOptions& options) : device_(device), options_(options) {}
+
+Neighbors CudaBackend::search(const SearchRequest& request) const { return gpu_search(request, options_, device_); }
+
+}  // namespace cuda
+
+namespace detail {
+
+std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not) {
+  // Without a driver cudaGetDeviceCount fails with an error other than "no device": any failure
+  // means there is no usable GPU.
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    why_not = std::string("no usable GPU (") + cudaGetErrorString(err) + ")";
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (count == 0) {
+    why_not = "no GPU found";
+    return nullptr;
+  }
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+  return std::make_shared<cuda::CudaBackend>(device, options);
+}
+
+}  // namespace detail
+}  // namespace knn

@@ -1,0 +1,489 @@
+// Exact k-nearest-neighbour search on the GPU.
+//
+// Per tile of queries: (1) a cuBLAS product (fp32, or TF32 tensor cores) against all training
+// rows gives each pair an approximate value, turned in place into an upper and a lower bound of
+// the defined distance (common/bounds.hpp); (2) per query, tau: a value with at least k upper
+// bounds at or below it, found with two 4096-bin histogram passes over the bounds' ordered bits;
+// (3) every row whose lower bound is <= tau is a candidate: counted, offsets from knn::prim's
+// device scan, written by a block-wide scan; (4) candidates are ranked by the defined distance
+// (double, feature order, no FMA) and sorted by (distance, index). The argument of the CPU
+// backend carries over: the candidates contain the true k nearest, ties included, so the result
+// is bit-identical to the CPU backend's whatever the precision of step (1).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <knn/prim/block/block_scan.cuh>
+#include <knn/prim/device/device_scan.cuh>
+
+#include "common/bounds.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+namespace {
+
+constexpr int kSortCapacity = 2048;  // candidates sorted in shared memory per query; more go to the host
+
+[[noreturn]] void fail(cudaError_t err, const char* what) {
+  cudaGetLastError();
+  if (err == cudaErrorMemoryAllocation)
+    throw Error(std::string("GPU out of memory (") + what + "); lower --gpu-memory or use --device cpu");
+  throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
+}
+
+#define KNN_CUDA(call)                         \
+  do {                                         \
+    const cudaError_t e_ = (call);             \
+    if (e_ != cudaSuccess) fail(e_, #call);    \
+  } while (0)
+#define KNN_LAUNCHED(name) KNN_CUDA(cudaGetLastError())
+
+void check_blas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS error ") + std::to_string(static_cast<int>(s)) + " in " + what);
+}
+
+void check_prim(const knn::prim::Status& s) {
+  if (!s.ok()) throw Error(std::string("GPU primitive failed: ") + s.message + " at " + s.where);
+}
+
+// A device allocation that throws knn::Error (out of memory included) and frees itself.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t count) { resize(count); }
+  ~DeviceArray() { cudaFree(ptr_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  void resize(std::size_t count) {
+    if (count <= capacity_) return;
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    capacity_ = 0;
+    KNN_CUDA(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)));
+    capacity_ = count;
+  }
+  T* get() const { return ptr_; }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { KNN_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+struct Blas {
+  cublasHandle_t h = nullptr;
+  Blas() { check_blas(cublasCreate(&h), "cublasCreate"); }
+  ~Blas() { cublasDestroy(h); }
+};
+
+__device__ __forceinline__ unsigned ordered_key(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+// The defined distance: double, feature order, each operation rounded on its own.
+__device__ double exact_distance(const float* a, const float* b, int d, int metric) {
+  if (metric == 0) {
+    double s = 0.0;
+    for (int i = 0; i < d; ++i) {
+      const double t = __dsub_rn(static_cast<double>(a[i]), static_cast<double>(b[i]));
+      s = __dadd_rn(s, __dmul_rn(t, t));
+    }
+    return __dsqrt_rn(s);
+  }
+  if (metric == 1) {
+    double s = 0.0;
+    for (int i = 0; i < d; ++i) s = __dadd_rn(s, fabs(__dsub_rn(static_cast<double>(a[i]), static_cast<double>(b[i]))));
+    return s;
+  }
+  double ab = 0.0, aa = 0.0, bb = 0.0;
+  for (int i = 0; i < d; ++i) {
+    const double x = a[i], y = b[i];
+    ab = __dadd_rn(ab, __dmul_rn(x, y));
+    aa = __dadd_rn(aa, __dmul_rn(x, x));
+    bb = __dadd_rn(bb, __dmul_rn(y, y));
+  }
+  if (aa == 0.0 || bb == 0.0) return 1.0;
+  return __dsub_rn(1.0, __ddiv_rn(ab, __dsqrt_rn(__dmul_rn(aa, bb))));
+}
+
+// Squared norms in double (for the bounds; any summation order will do), one warp per row.
+__global__ void squared_norms(const float* x, std::int64_t rows, int d, double* out) {
+  const std::int64_t row = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const float* r = x + row * d;
+  double s = 0.0;
+  for (int i = lane; i < d; i += 32) s += static_cast<double>(r[i]) * r[i];
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+  if (lane == 0) out[row] = s;
+}
+
+// Turns approximate values in `ub` (rows x n, row-major) into upper bounds in place and writes
+// lower bounds to `lb`. metric 0: ub holds q.t; 2: q.t (cosine); 1: the float l1 sum.
+__global__ void bounds(float* ub, float* lb, std::int64_t n, int metric, const double* qn, const double* tn,
+                       double c, const std::int64_t* exclude, std::int64_t q0) {
+  const int i = blockIdx.y;
+  const std::int64_t skip = exclude ? exclude[q0 + i] : -1;
+  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t at = static_cast<std::int64_t>(i) * n + j;
+    const double s = ub[at];
+    double a, e;
+    if (metric == 0) {
+      const double norms = qn[i] + tn[j];
+      a = norms - 2.0 * s;
+      e = c * norms;
+    } else if (metric == 2) {
+      const double nq = sqrt(qn[i]), nt = sqrt(tn[j]);
+      a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - s / (nq * nt);
+      e = c;
+    } else {
+      a = s;
+      e = c * s;
+    }
+    float u = __double2float_ru(a + e) + 0.0f;  // + 0.0f: -0 becomes +0, so key order is float order
+    float l = __double2float_rd(a - e) + 0.0f;
+    if (!(l <= u) || isinf(u) || isinf(l) || isnan(a)) {  // overflow in the fast pass: keep the row
+      u = INFINITY;
+      l = -INFINITY;
+    }
+    if (j == skip) u = l = NAN;  // NaN's key is above +inf's: never a candidate, never among the k
+    ub[at] = u;
+    lb[at] = l;
+  }
+}
+
+// float l1 sums of a tile of queries against all training rows: 16 x 16 pairs per block.
+__global__ void l1_sums(const float* q, const float* t, std::int64_t qt, std::int64_t n, int d, float* out) {
+  __shared__ float qs[16][33];
+  __shared__ float ts[16][33];
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.y) * 16 + threadIdx.y;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * 16 + threadIdx.x;
+  const std::int64_t jt = static_cast<std::int64_t>(blockIdx.x) * 16 + threadIdx.y;  // row this thread loads
+  float s = 0.0f;
+  for (int f0 = 0; f0 < d; f0 += 32) {
+    for (int f = threadIdx.x; f < 32; f += 16) {
+      const int ff = f0 + f;
+      qs[threadIdx.y][f] = (i < qt && ff < d) ? q[i * d + ff] : 0.0f;
+      ts[threadIdx.y][f] = (jt < n && ff < d) ? t[jt * d + ff] : 0.0f;
+    }
+    __syncthreads();
+    for (int f = 0; f < 32; ++f) s += fabsf(qs[threadIdx.y][f] - ts[threadIdx.x][f]);
+    __syncthreads();
+  }
+  if (i < qt && j < n) out[i * n + j] = s;
+}
+
+// tau key per query: the 24-bit prefix of the k-th smallest upper bound, low 8 bits set, so at
+// least k upper bounds are <= tau.
+__global__ void threshold(const float* ub, std::int64_t n, std::int64_t k, unsigned* tau) {
+  __shared__ unsigned hist[4096];
+  __shared__ unsigned chosen, before;
+  const float* row = ub + static_cast<std::int64_t>(blockIdx.x) * n;
+  unsigned prefix = 0;
+  long long rank = k;  // 1-based rank still to find within the chosen bin
+  for (int level = 0; level < 2; ++level) {
+    for (int b = threadIdx.x; b < 4096; b += blockDim.x) hist[b] = 0;
+    __syncthreads();
+    for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const unsigned key = ordered_key(row[j]);
+      if (level == 0) {
+        atomicAdd(&hist[key >> 20], 1u);
+      } else if ((key >> 20) == prefix) {
+        atomicAdd(&hist[(key >> 8) & 0xFFFu], 1u);
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      long long acc = 0;
+      unsigned b = 0;
+      for (; b < 4095; ++b) {
+        if (acc + static_cast<long long>(hist[b]) >= rank) break;
+        acc += hist[b];
+      }
+      chosen = b;
+      before = static_cast<unsigned>(acc);
+    }
+    __syncthreads();
+    if (level == 0) {
+      prefix = chosen;
+      rank -= before;
+    } else {
+      prefix = (prefix << 12) | chosen;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) tau[blockIdx.x] = (prefix << 8) | 0xFFu;
+}
+
+constexpr int kScanThreads = 256;
+
+__global__ void count_candidates(const float* lb, std::int64_t n, const unsigned* tau, std::int64_t* count) {
+  __shared__ unsigned long long total;
+  if (threadIdx.x == 0) total = 0;
+  __syncthreads();
+  const float* row = lb + static_cast<std::int64_t>(blockIdx.x) * n;
+  const unsigned t = tau[blockIdx.x];
+  unsigned long long c = 0;
+  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) c += ordered_key(row[j]) <= t;
+  atomicAdd(&total, c);
+  __syncthreads();
+  if (threadIdx.x == 0) count[blockIdx.x] = static_cast<std::int64_t>(total);
+}
+
+__global__ void write_candidates(const float* lb, std::int64_t n, const unsigned* tau, const std::int64_t* offset,
+                                 std::int64_t* cand_index, int* cand_query) {
+  using Scan = knn::prim::BlockScan<std::int64_t, kScanThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const float* row = lb + static_cast<std::int64_t>(blockIdx.x) * n;
+  const unsigned t = tau[blockIdx.x];
+  std::int64_t base = offset[blockIdx.x];
+  for (std::int64_t j0 = 0; j0 < n; j0 += kScanThreads) {
+    const std::int64_t j = j0 + threadIdx.x;
+    std::int64_t flag[1] = {j < n && ordered_key(row[j]) <= t ? 1 : 0};
+    std::int64_t pos[1];
+    std::int64_t total;
+    Scan(temp).exclusive_scan(flag, pos, std::int64_t{0}, knn::prim::Sum{}, total);
+    if (flag[0]) {
+      cand_index[base + pos[0]] = j;
+      cand_query[base + pos[0]] = static_cast<int>(blockIdx.x);
+    }
+    base += total;
+    __syncthreads();
+  }
+}
+
+__global__ void exact_distances(const float* q, const float* t, int d, int metric, const std::int64_t* cand_index,
+                                const int* cand_query, std::int64_t count, double* dist) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  dist[i] = exact_distance(q + static_cast<std::int64_t>(cand_query[i]) * d, t + cand_index[i] * d, d, metric);
+}
+
+__device__ __forceinline__ bool before_pair(double da, std::int64_t ia, double db, std::int64_t ib) {
+  return da < db || (da == db && ia < ib);
+}
+
+// Sorts each query's candidates by (distance, index) in shared memory and writes the first k.
+// Queries with more than kSortCapacity candidates are left to the host (flag set).
+__global__ void sort_and_take(const double* cand_dist, const std::int64_t* cand_index, const std::int64_t* offset,
+                              std::int64_t k, double* out_dist, std::int64_t* out_index, int* too_many) {
+  __shared__ double sd[kSortCapacity];
+  __shared__ std::int64_t si[kSortCapacity];
+  const std::int64_t b = offset[blockIdx.x], m = offset[blockIdx.x + 1] - b;
+  if (m > kSortCapacity) {
+    if (threadIdx.x == 0) too_many[blockIdx.x] = 1;
+    return;
+  }
+  int size = 1;
+  while (size < m) size <<= 1;
+  for (int x = threadIdx.x; x < size; x += blockDim.x) {
+    sd[x] = x < m ? cand_dist[b + x] : INFINITY;
+    si[x] = x < m ? cand_index[b + x] : INT64_MAX;
+  }
+  __syncthreads();
+  for (int len = 2; len <= size; len <<= 1)
+    for (int stride = len >> 1; stride > 0; stride >>= 1) {
+      for (int x = threadIdx.x; x < size; x += blockDim.x) {
+        const int y = x ^ stride;
+        if (y > x) {
+          const bool up = (x & len) == 0;
+          const bool swap = up ? before_pair(sd[y], si[y], sd[x], si[x]) : before_pair(sd[x], si[x], sd[y], si[y]);
+          if (swap) {
+            const double td = sd[x];
+            sd[x] = sd[y];
+            sd[y] = td;
+            const std::int64_t ti = si[x];
+            si[x] = si[y];
+            si[y] = ti;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
+    out_dist[static_cast<std::int64_t>(blockIdx.x) * k + x] = sd[x];
+    out_index[static_cast<std::int64_t>(blockIdx.x) * k + x] = si[x];
+  }
+}
+
+unsigned blocks_for(std::int64_t items, int threads) {
+  return static_cast<unsigned>(std::min<std::int64_t>((items + threads - 1) / threads, 1 << 30));
+}
+
+}  // namespace
+
+Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device) {
+  const Matrix& train = *req.train;
+  const Matrix& queries = *req.queries;
+  const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(queries.rows);
+  const int d = static_cast<int>(train.cols);
+  const auto k = static_cast<std::int64_t>(req.k);
+  const int metric = req.metric == Metric::l2 ? 0 : req.metric == Metric::l1 ? 1 : 2;
+
+  Neighbors out;
+  out.queries = queries.rows;
+  out.k = req.k;
+  out.index.assign(queries.rows * req.k, -1);
+  out.distance.assign(queries.rows * req.k, 0.0);
+  if (nq == 0) return out;
+
+  KNN_CUDA(cudaSetDevice(device));
+  Stream stream;
+  Blas blas;
+  check_blas(cublasSetStream(blas.h, stream.s), "cublasSetStream");
+  const bool tf32 = options.precision == Precision::tf32 && metric != 1;
+  check_blas(cublasSetMathMode(blas.h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  const double c = metric == 1 ? detail::fp32_l1_bound(train.cols)
+                               : (tf32 ? detail::tf32_dot_bound(train.cols) : detail::fp32_dot_bound(train.cols));
+
+  std::size_t free_bytes = 0, total_bytes = 0;
+  KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
+  const std::size_t train_bytes = static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * sizeof(double);
+  // Per query row: its bounds against every training row, its data, and room for candidates.
+  const std::size_t per_query = static_cast<std::size_t>(n) * 2 * sizeof(float) + static_cast<std::size_t>(d) * sizeof(float) +
+                                static_cast<std::size_t>(k + 64) * 32 + 64;
+  if (train_bytes + per_query > budget)
+    throw Error("the GPU memory budget of " + std::to_string(budget >> 20) + " MiB is too small: " +
+                std::to_string((train_bytes + per_query + (1 << 20) - 1) >> 20) +
+                " MiB are needed for the training rows and one query (use --device cpu)");
+  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
+  tile = std::min<std::int64_t>(tile, 65535);  // one grid row per query in the bounds kernel
+
+  DeviceArray<float> d_train(static_cast<std::size_t>(n) * d);
+  DeviceArray<double> d_tn(static_cast<std::size_t>(n));
+  KNN_CUDA(cudaMemcpyAsync(d_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
+                           cudaMemcpyHostToDevice, stream.s));
+  squared_norms<<<blocks_for(n * 32, 256), 256, 0, stream.s>>>(d_train.get(), n, d, d_tn.get());
+  KNN_LAUNCHED(squared_norms);
+  DeviceArray<std::int64_t> d_exclude;
+  if (req.exclude) {
+    d_exclude.resize(static_cast<std::size_t>(nq));
+    KNN_CUDA(cudaMemcpyAsync(d_exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
+                             cudaMemcpyHostToDevice, stream.s));
+  }
+
+  DeviceArray<float> d_q, d_ub, d_lb;
+  DeviceArray<double> d_qn, d_dist, d_out_dist;
+  DeviceArray<unsigned> d_tau;
+  DeviceArray<std::int64_t> d_count, d_offset, d_cand, d_out_index;
+  DeviceArray<int> d_cand_query, d_too_many;
+  DeviceArray<unsigned char> d_temp;
+  std::vector<std::int64_t> offsets;
+  std::vector<int> too_many;
+
+  for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
+    const std::int64_t qt = std::min(tile, nq - q0);
+    const std::size_t cells = static_cast<std::size_t>(qt) * static_cast<std::size_t>(n);
+    d_q.resize(static_cast<std::size_t>(qt) * d);
+    d_qn.resize(static_cast<std::size_t>(qt));
+    d_ub.resize(cells);
+    d_lb.resize(cells);
+    KNN_CUDA(cudaMemcpyAsync(d_q.get(), queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt) * d * sizeof(float),
+                             cudaMemcpyHostToDevice, stream.s));
+    squared_norms<<<blocks_for(qt * 32, 256), 256, 0, stream.s>>>(d_q.get(), qt, d, d_qn.get());
+    KNN_LAUNCHED(squared_norms);
+
+    // (1) approximate values, row-major qt x n: column-major n x qt = T^T Q.
+    if (metric == 1) {
+      const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((qt + 15) / 16));
+      l1_sums<<<grid, dim3(16, 16), 0, stream.s>>>(d_q.get(), d_train.get(), qt, n, d, d_ub.get());
+      KNN_LAUNCHED(l1_sums);
+    } else {
+      const float one = 1.0f, zero = 0.0f;
+      check_blas(cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one,
+                              d_train.get(), CUDA_R_32F, d, d_q.get(), CUDA_R_32F, d, &zero, d_ub.get(), CUDA_R_32F,
+                              static_cast<int>(n), tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+    }
+    {
+      const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 1024)), static_cast<unsigned>(qt));
+      bounds<<<grid, 256, 0, stream.s>>>(d_ub.get(), d_lb.get(), n, metric, d_qn.get(), d_tn.get(), c,
+                                         req.exclude ? d_exclude.get() : nullptr, q0);
+      KNN_LAUNCHED(bounds);
+    }
+    // (2) tau, (3) candidates.
+    d_tau.resize(static_cast<std::size_t>(qt));
+    d_count.resize(static_cast<std::size_t>(qt) + 1);
+    d_offset.resize(static_cast<std::size_t>(qt) + 1);
+    threshold<<<static_cast<unsigned>(qt), 1024, 0, stream.s>>>(d_ub.get(), n, k, d_tau.get());
+    KNN_LAUNCHED(threshold);
+    count_candidates<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(d_lb.get(), n, d_tau.get(), d_count.get());
+    KNN_LAUNCHED(count_candidates);
+    KNN_CUDA(cudaMemsetAsync(d_count.get() + qt, 0, sizeof(std::int64_t), stream.s));
+    std::size_t temp_bytes = 0;
+    check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, d_count.get(), d_offset.get(), qt + 1, stream.s));
+    d_temp.resize(temp_bytes);
+    check_prim(knn::prim::exclusive_sum(d_temp.get(), temp_bytes, d_count.get(), d_offset.get(), qt + 1, stream.s));
+    offsets.resize(static_cast<std::size_t>(qt) + 1);
+    KNN_CUDA(cudaMemcpyAsync(offsets.data(), d_offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
+                             stream.s));
+    KNN_CUDA(cudaStreamSynchronize(stream.s));
+    const std::int64_t total = offsets.back();
+    d_cand.resize(static_cast<std::size_t>(total));
+    d_cand_query.resize(static_cast<std::size_t>(total));
+    d_dist.resize(static_cast<std::size_t>(total));
+    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, stream.s>>>(d_lb.get(), n, d_tau.get(), d_offset.get(),
+                                                                                 d_cand.get(), d_cand_query.get());
+    KNN_LAUNCHED(write_candidates);
+    // (4) exact distances, sorted per query.
+    exact_distances<<<blocks_for(total, 128), 128, 0, stream.s>>>(d_q.get(), d_train.get(), d, metric, d_cand.get(),
+                                                                  d_cand_query.get(), total, d_dist.get());
+    KNN_LAUNCHED(exact_distances);
+    d_out_dist.resize(static_cast<std::size_t>(qt * k));
+    d_out_index.resize(static_cast<std::size_t>(qt * k));
+    d_too_many.resize(static_cast<std::size_t>(qt));
+    KNN_CUDA(cudaMemsetAsync(d_too_many.get(), 0, static_cast<std::size_t>(qt) * sizeof(int), stream.s));
+    sort_and_take<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(d_dist.get(), d_cand.get(), d_offset.get(), k,
+                                                                   d_out_dist.get(), d_out_index.get(), d_too_many.get());
+    KNN_LAUNCHED(sort_and_take);
+    KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, d_out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
+                             cudaMemcpyDeviceToHost, stream.s));
+    KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, d_out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
+                             cudaMemcpyDeviceToHost, stream.s));
+    too_many.resize(static_cast<std::size_t>(qt));
+    KNN_CUDA(cudaMemcpyAsync(too_many.data(), d_too_many.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, stream.s));
+    KNN_CUDA(cudaStreamSynchronize(stream.s));
+    // Long candidate lists (large k, or many rows tied within the margin) are sorted on the host.
+    std::vector<double> hd;
+    std::vector<std::int64_t> hi;
+    std::vector<std::pair<double, std::int64_t>> pairs;
+    for (std::int64_t i = 0; i < qt; ++i) {
+      if (!too_many[static_cast<std::size_t>(i)]) continue;
+      const std::int64_t b = offsets[static_cast<std::size_t>(i)], m = offsets[static_cast<std::size_t>(i) + 1] - b;
+      hd.resize(static_cast<std::size_t>(m));
+      hi.resize(static_cast<std::size_t>(m));
+      KNN_CUDA(cudaMemcpy(hd.data(), d_dist.get() + b, static_cast<std::size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost));
+      KNN_CUDA(cudaMemcpy(hi.data(), d_cand.get() + b, static_cast<std::size_t>(m) * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+      pairs.resize(static_cast<std::size_t>(m));
+      for (std::int64_t x = 0; x < m; ++x) pairs[static_cast<std::size_t>(x)] = {hd[static_cast<std::size_t>(x)], hi[static_cast<std::size_t>(x)]};
+      std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
+      for (std::int64_t x = 0; x < k; ++x) {
+        out.distance[static_cast<std::size_t>((q0 + i) * k + x)] = pairs[static_cast<std::size_t>(x)].first;
+        out.index[static_cast<std::size_t>((q0 + i) * k + x)] = pairs[static_cast<std::size_t>(x)].second;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace knn::cuda

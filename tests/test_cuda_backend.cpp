@@ -1,0 +1,187 @@
+// The GPU backend against the CPU backend (the oracle) on fresh random data: neighbour indices and
+// distances must be identical, bit for bit, and so must predictions. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "knn/knn.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+#define REQUIRE_GPU()                                                   \
+  do {                                                                  \
+    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU";        \
+  } while (0)
+
+knn::Neighbors run(knn::Device dev, const knn::Matrix& train, const knn::Matrix& q, std::size_t k, knn::Metric m,
+                   const std::int64_t* exclude = nullptr, knn::Precision p = knn::Precision::fp32,
+                   std::size_t budget = 0) {
+  knn::BackendOptions o;
+  o.device = dev;
+  o.precision = p;
+  o.device_memory_budget = budget;
+  const auto b = knn::make_backend(o);
+  knn::SearchRequest r;
+  r.train = &train;
+  r.queries = &q;
+  r.k = k;
+  r.metric = m;
+  r.exclude = exclude;
+  return knn::search(*b, r);
+}
+
+void expect_identical(const knn::Neighbors& gpu, const knn::Neighbors& cpu, const std::string& what) {
+  ASSERT_EQ(gpu.index.size(), cpu.index.size()) << what;
+  for (std::size_t i = 0; i < cpu.index.size(); ++i) {
+    ASSERT_EQ(gpu.index[i], cpu.index[i]) << what << " at " << i << " (query " << i / cpu.k << ")";
+    ASSERT_EQ(gpu.distance[i], cpu.distance[i]) << what << " at " << i;
+  }
+}
+
+const knn::Metric kMetrics[] = {knn::Metric::l2, knn::Metric::l1, knn::Metric::cosine};
+
+}  // namespace
+
+TEST(CudaBackend, IsUsedWhenAGpuIsPresent) {
+  REQUIRE_GPU();
+  EXPECT_STREQ(knn::make_backend({knn::Device::cuda})->name(), "cuda");
+  EXPECT_STREQ(knn::make_backend({knn::Device::automatic})->name(), "cuda");
+}
+
+TEST(CudaBackend, MatchesCpuOnRandomShapes) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // n, d, queries: one row, one feature, odd sizes, wide rows, more queries than training rows.
+  const std::size_t shapes[][3] = {{1, 1, 1}, {7, 3, 5}, {1000, 1, 50}, {3000, 17, 333}, {513, 1024, 40}, {20000, 64, 100}, {50, 8, 2000}};
+  for (const auto& s : shapes) {
+    const auto train = knn::test::random_matrix(s[0], s[1], rng, -2.0f, 2.0f);
+    const auto q = knn::test::random_matrix(s[2], s[1], rng, -2.0f, 2.0f);
+    for (auto m : kMetrics)
+      for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{257}, s[0]}) {
+        if (k > s[0]) continue;
+        const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
+                                 " k=" + std::to_string(k) + " " + knn::to_string(m);
+        const auto cpu = run(knn::Device::cpu, train, q, k, m);
+        expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, what);
+        if (m != knn::Metric::l1)
+          expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, what + " tf32");
+      }
+  }
+}
+
+TEST(CudaBackend, DuplicatesAndNearTies) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::size_t d = 200;
+  const auto base = knn::test::random_matrix(1, d, rng, 0.0f, 1.0f);
+  knn::Matrix train(3000, d);
+  for (std::size_t i = 0; i < train.rows; ++i) {
+    std::copy_n(base.row(0), d, train.row(i));
+    if (i % 4) {
+      float& v = train(i, rng() % d);
+      for (unsigned s = 0; s < 1 + rng() % 3; ++s) v = std::nextafter(v, 2.0f);
+    }
+  }
+  knn::Matrix q(4, d);
+  for (std::size_t j = 0; j < d; ++j) {
+    q(0, j) = base(0, j);
+    q(1, j) = base(0, j) + 0.5f;
+    q(2, j) = 0.0f;
+    q(3, j) = -base(0, j);
+  }
+  for (auto m : kMetrics)
+    for (std::size_t k : {1u, 5u, 750u, 2500u, 3000u}) {
+      const auto cpu = run(knn::Device::cpu, train, q, k, m);
+      expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, std::string(knn::to_string(m)) + " k=" + std::to_string(k));
+      expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, "tf32");
+    }
+}
+
+TEST(CudaBackend, ExcludedRows) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto train = knn::test::random_matrix(1500, 12, rng);
+  std::vector<std::int64_t> ex(train.rows);
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<std::int64_t>(i);
+  for (auto m : kMetrics)
+    for (std::size_t k : {1u, 30u, 1499u})
+      expect_identical(run(knn::Device::cuda, train, train, k, m, ex.data()), run(knn::Device::cpu, train, train, k, m, ex.data()),
+                       "exclude");
+}
+
+TEST(CudaBackend, SmallMemoryBudgetGivesTheSameAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto train = knn::test::random_matrix(40000, 32, rng);
+  const auto q = knn::test::random_matrix(700, 32, rng);
+  const auto cpu = run(knn::Device::cpu, train, q, 16, knn::Metric::l2);
+  // 8 MiB: the training rows (5 MiB) plus bounds for a few dozen queries per tile.
+  expect_identical(run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 8u << 20), cpu, "8 MiB");
+  try {
+    run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 1u << 20);
+    FAIL() << "a 1 MiB budget cannot hold the training rows";
+  } catch (const knn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too small"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaBackend, ModelsPredictTheSameOnRealData) {
+  REQUIRE_GPU();
+  for (const char* name : {"iris.csv", "wine.csv", "breast_cancer.csv"}) {
+    const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/" + name, {});
+    for (const char* w : {"uniform", "distance", "gaussian:0.5"}) {
+      knn::ModelParams p;
+      p.k = 7;
+      p.weights = knn::Weights::parse(w);
+      p.backend.device = knn::Device::cpu;
+      knn::KnnClassifier cpu(p);
+      p.backend.device = knn::Device::cuda;
+      knn::KnnClassifier gpu(p);
+      cpu.fit(data.features, data.labels);
+      gpu.fit(data.features, data.labels);
+      EXPECT_EQ(gpu.predict(data.features), cpu.predict(data.features)) << name << " " << w;
+      const auto pc = cpu.predict_proba(data.features), pg = gpu.predict_proba(data.features);
+      ASSERT_EQ(pc.size(), pg.size());
+      for (std::size_t i = 0; i < pc.size(); ++i) EXPECT_NEAR(pg[i], pc[i], 1e-9 * std::max(1.0, std::fabs(pc[i])));
+    }
+  }
+  const auto diabetes = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/diabetes.csv", {});
+  knn::ModelParams p;
+  p.k = 9;
+  p.weights = knn::Weights::parse("distance");
+  p.backend.device = knn::Device::cpu;
+  knn::KnnRegressor cpu(p);
+  p.backend.device = knn::Device::cuda;
+  knn::KnnRegressor gpu(p);
+  const auto y = knn::numeric_targets(diabetes);
+  cpu.fit(diabetes.features, y);
+  gpu.fit(diabetes.features, y);
+  const auto yc = cpu.predict(diabetes.features), yg = gpu.predict(diabetes.features);
+  for (std::size_t i = 0; i < yc.size(); ++i) EXPECT_NEAR(yg[i], yc[i], 1e-9 * std::fabs(yc[i]));
+}
+
+TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
+  REQUIRE_GPU();
+  const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/wine.csv", {});
+  knn::EvalOptions o;
+  for (std::size_t k = 1; k <= 40; ++k) o.ks.push_back(k);
+  o.weights = {knn::Weights::parse("uniform"), knn::Weights::parse("distance")};
+  o.metrics = {knn::Metric::l2, knn::Metric::l1};
+  o.backend.device = knn::Device::cpu;
+  const auto cpu = knn::evaluate(data, o);
+  o.backend.device = knn::Device::cuda;
+  const auto gpu = knn::evaluate(data, o);
+  ASSERT_EQ(cpu.rows.size(), gpu.rows.size());
+  for (std::size_t i = 0; i < cpu.rows.size(); ++i)
+    for (std::size_t s = 0; s < cpu.rows[i].scores.size(); ++s) EXPECT_EQ(gpu.rows[i].scores[s].mean, cpu.rows[i].scores[s].mean);
+}
