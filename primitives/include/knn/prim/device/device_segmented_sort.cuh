@@ -42,11 +42,23 @@ Status segmented_sort_dispatch(void* temp, std::size_t& temp_bytes, const K* key
                    "segmented sort: null value pointer");
   KNN_PRIM_EXPECTS(keys_in != keys_out && (!HasValues || values_in != values_out),
                    "segmented sort: output must not be the input (sort into another array)");
-  const Bits flip = descending ? static_cast<Bits>(~Bits{0}) : Bits{0};
-  segmented_sort_kernel<K, V, HasValues><<<static_cast<unsigned>(num_segments),
-                                           SegmentedSortPolicy::block_threads, 0, stream>>>(
+  const DigitOf<K> digit_of{descending ? static_cast<Bits>(~Bits{0}) : Bits{0},
+                            SortDigits{begin_bit, end_bit}};
+  constexpr int BT = SegmentedSortPolicy::block_threads;
+  const unsigned grid = static_cast<unsigned>(num_segments);
+  if (begin_bit < end_bit) {
+    segmented_sort_shared_kernel<SegmentedSortPolicy::small_items_per_thread, K, V, HasValues>
+        <<<grid, BT, 0, stream>>>(keys_in, keys_out, values_in, values_out, segments, digit_of, 0);
+    KNN_PRIM_LAUNCH_CHECK();
+    segmented_sort_shared_kernel<SegmentedSortPolicy::items_per_thread, K, V, HasValues>
+        <<<grid, BT, 0, stream>>>(keys_in, keys_out, values_in, values_out, segments, digit_of,
+                                  SegmentedSortPolicy::small_items);
+    KNN_PRIM_LAUNCH_CHECK();
+  }
+  // Long segments (every segment when the bit range is empty: that is a copy).
+  segmented_sort_global_kernel<K, V, HasValues><<<grid, BT, 0, stream>>>(
       keys_in, keys_out, values_in, values_out, plan.get<K>(temp, 0), plan.get<V>(temp, 1), segments,
-      flip, SortDigits{begin_bit, end_bit});
+      digit_of, begin_bit < end_bit ? SegmentedSortPolicy::tile_items : 0);
   KNN_PRIM_LAUNCH_CHECK();
   return {};
 }
