@@ -92,6 +92,26 @@ cxxopts::Options make_options() {
   return o;
 }
 
+// The parser reports an unknown option or a missing value in its own words; these find the
+// argument at fault so that the error line quotes it as every other k-sweep error does.
+std::string unknown_option(const std::vector<const char*>& av) {
+  auto lenient = make_options();
+  lenient.allow_unrecognised_options();
+  try {
+    const auto r = lenient.parse(static_cast<int>(av.size()), av.data());
+    for (const auto& u : r.unmatched())
+      if (u.size() > 1 && u[0] == '-') return u;
+  } catch (const cxxopts::exceptions::exception&) {
+  }
+  return "?";
+}
+
+std::string last_option(const std::vector<const char*>& av) {
+  for (std::size_t i = av.size(); i-- > 1;)
+    if (av[i][0] == '-' && av[i][1] != '\0') return std::string(av[i]) == "-k" ? "--k" : av[i];
+  return "?";
+}
+
 // The option's value, its default when it has one, else "".
 std::string get(const cxxopts::ParseResult& r, const std::string& name) {
   if (r.count(name) || r[name].has_default()) return r[name].as<std::string>();
@@ -264,6 +284,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   int threads = 0;
   if (r.count("threads")) {
     threads = small_count("threads", get(r, "threads"), 1);
+    if (threads > 1024) throw Error::option("threads", quote(get(r, "threads")) + " is more than 1024");
     omp_set_num_threads(threads);
   }
   eo.backend = app::backend_options(get(r, "device"), threads, err);
@@ -623,6 +644,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     cxxopts::ParseResult r;
     try {
       r = options.parse(static_cast<int>(av.size()), av.data());
+    } catch (const cxxopts::exceptions::no_such_option&) {
+      throw Error("unknown option " + quote(unknown_option(av)) + " (see k-sweep --help)");
+    } catch (const cxxopts::exceptions::missing_argument&) {
+      throw Error("option " + quote(last_option(av)) + " needs a value");
     } catch (const cxxopts::exceptions::exception& e) {
       throw Error(e.what());
     }
