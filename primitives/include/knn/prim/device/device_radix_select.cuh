@@ -1,0 +1,87 @@
+#pragma once
+// Batched k-selection: for each row of a row-major rows x cols float matrix, the k smallest
+// (or largest) values and their column indices, ties broken by the smaller index, output
+// sorted by (value, index): ascending values for smallest, descending for largest, indices
+// ascending among equal values. Any k from 1 to cols. Order of floats as in the radix sort:
+// -0.0 equals +0.0; NaN is larger than +inf (last for smallest, first for largest). The values
+// written are the input's own bits.
+//
+// out_values is rows x k floats, out_indices rows x k int32 (either may be null); cols < 2^31.
+// Temp-storage convention as in device_scan.cuh; temp grows with rows * (k + 4096) * 24 bytes,
+// so for very large k process the rows in batches.
+#include <cstddef>
+#include <cstdint>
+
+#include "../detail/radix_select_kernels.cuh"
+#include "../detail/temp_storage.hpp"
+#include "../status.hpp"
+#include "device_segmented_sort.cuh"
+
+namespace knn::prim {
+
+inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
+                             std::int64_t cols, std::int64_t k, float* out_values,
+                             std::int32_t* out_indices, bool largest = false,
+                             cudaStream_t stream = 0) {
+  using namespace detail;
+  using P = RadixSelectPolicy;
+  KNN_PRIM_EXPECTS(rows >= 0 && cols >= 0, "radix_select_k: negative matrix size");
+  KNN_PRIM_EXPECTS(cols < (1ll << 31), "radix_select_k: rows longer than 2^31 - 1");
+  KNN_PRIM_EXPECTS(rows == 0 || (k >= 1 && k <= cols), "radix_select_k: k must be in [1, cols]");
+  KNN_PRIM_EXPECTS(rows < (1ll << 31), "radix_select_k: at most 2^31 - 1 rows");
+  int index_bits = 0;
+  while (index_bits < 31 && (1ll << index_bits) < cols) ++index_bits;
+  const SelectDigits digits{32 + index_bits, index_bits};
+  const long long stride = k + P::candidate_capacity;
+  const std::size_t buffer_items = static_cast<std::size_t>(rows) * static_cast<std::size_t>(stride);
+  std::size_t sort_bytes = 0;
+  const SelectBufferSegments segments{nullptr, stride};
+  KNN_PRIM_TRY((segmented_sort_dispatch<unsigned long long, NoSegmentValue, false>(
+      nullptr, sort_bytes, nullptr, nullptr, nullptr, nullptr, static_cast<std::int64_t>(buffer_items),
+      rows, segments, false, 0, digits.key_bits, stream)));
+  const TempPlan<5> plan{{sizeof(RowState) * static_cast<std::size_t>(rows),
+                          2 * sizeof(unsigned) * P::bins * static_cast<std::size_t>(rows),
+                          sizeof(unsigned long long) * buffer_items,
+                          sizeof(unsigned long long) * buffer_items, sort_bytes}};
+  KNN_PRIM_TEMP_QUERY(temp, temp_bytes, plan);
+  if (rows == 0 || cols == 0) return {};
+  KNN_PRIM_EXPECTS(in != nullptr, "radix_select_k: null input pointer");
+  auto* state = plan.get<RowState>(temp, 0);
+  auto* hist = plan.get<unsigned>(temp, 1);
+  auto* buffers = plan.get<unsigned long long>(temp, 2);
+  auto* sorted = plan.get<unsigned long long>(temp, 3);
+  const unsigned flip = largest ? ~0u : 0u;
+  const long long hist_words = static_cast<long long>(P::bins) * rows;
+
+  select_init_kernel<<<static_cast<unsigned>(ceil_div<long long>(rows, 256)), 256, 0, stream>>>(state, rows, k);
+  KNN_PRIM_LAUNCH_CHECK();
+  KNN_PRIM_CUDA_TRY(cudaMemsetAsync(hist, 0, sizeof(unsigned) * 2 * hist_words, stream));
+  const long long items = rows * ceil_div<long long>(cols, P::chunk_items);
+  const unsigned grid = static_cast<unsigned>(items < P::max_blocks ? items : P::max_blocks);
+  // Histogram of digit 0, then per pass: the bucket, then filter + histogram of the next digit.
+  select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(in, rows, cols, flip, digits, -1, state,
+                                                            hist, buffers, stride);
+  KNN_PRIM_LAUNCH_CHECK();
+  for (int p = 0; p < digits.passes(); ++p) {
+    unsigned* current = hist + (p % 2) * hist_words;
+    unsigned* other = hist + ((p + 1) % 2) * hist_words;
+    select_bucket_kernel<<<static_cast<unsigned>(rows), P::block_threads, 0, stream>>>(digits, p, state, current, other);
+    KNN_PRIM_LAUNCH_CHECK();
+    select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(in, rows, cols, flip, digits, p, state,
+                                                              other, buffers, stride);
+    KNN_PRIM_LAUNCH_CHECK();
+  }
+  // Each row's buffer holds its selected elements and the last candidates: sort, keep k.
+  KNN_PRIM_TRY((segmented_sort_dispatch<unsigned long long, NoSegmentValue, false>(
+      plan.get<void>(temp, 4), sort_bytes, buffers, sorted, static_cast<const NoSegmentValue*>(nullptr),
+      static_cast<NoSegmentValue*>(nullptr), static_cast<std::int64_t>(buffer_items), rows,
+      SelectBufferSegments{state, stride}, false, 0, digits.key_bits, stream)));
+  const long long total = rows * k;
+  const long long blocks = ceil_div<long long>(total, 256);
+  select_unpack_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+      in, rows, cols, k, index_bits, sorted, stride, out_values, out_indices);
+  KNN_PRIM_LAUNCH_CHECK();
+  return {};
+}
+
+}  // namespace knn::prim

@@ -1,0 +1,113 @@
+// Batched radix select (k smallest / largest per row) against a partial sort per row: many
+// shapes and k, ties (all equal, few distinct), NaN and -0.0, sorted and reversed rows.
+#include <knn/prim/device/device_radix_select.cuh>
+#include <knn/prim/reference/radix_select.hpp>
+
+#include <limits>
+
+#include "test_util.cuh"
+
+namespace {
+using namespace knn::prim;
+using knn::prim::test::DeviceBuffer;
+using knn::prim::test::TempStorage;
+
+enum class Fill { random, all_equal, few_distinct, special, sorted, reversed };
+
+std::vector<float> make_matrix(std::int64_t rows, std::int64_t cols, Fill fill, std::mt19937_64& rng) {
+  std::vector<float> m(rows * cols);
+  std::uniform_real_distribution<float> d(0.f, 100.f);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                            -0.f, 0.f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 1.f, -1.f};
+  for (std::int64_t i = 0; i < rows * cols; ++i) {
+    switch (fill) {
+      case Fill::all_equal: m[i] = 3.5f; break;
+      case Fill::few_distinct: m[i] = static_cast<float>(rng() % 3); break;
+      case Fill::special: m[i] = rng() % 2 ? specials[rng() % 8] : d(rng) - 50.f; break;
+      case Fill::sorted: m[i] = static_cast<float>(i % cols); break;
+      case Fill::reversed: m[i] = static_cast<float>(cols - i % cols); break;
+      default: m[i] = d(rng); break;
+    }
+  }
+  return m;
+}
+
+void check(const std::vector<float>& host, std::int64_t rows, std::int64_t cols, std::int64_t k, bool largest) {
+  SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " k " + std::to_string(k) +
+               (largest ? " largest" : " smallest"));
+  std::vector<float> rv;
+  std::vector<std::int32_t> ri;
+  reference::select_k(host, rows, cols, k, largest, rv, ri);
+  DeviceBuffer<float> in(host), values(rows * k);
+  DeviceBuffer<std::int32_t> indices(rows * k);
+  std::size_t bytes = 0;
+  PRIM_ASSERT(radix_select_k(nullptr, bytes, in.get(), rows, cols, k, values.get(), indices.get(), largest));
+  TempStorage temp(bytes);
+  PRIM_ASSERT(radix_select_k(temp.get(), temp.bytes(), in.get(), rows, cols, k, values.get(), indices.get(), largest));
+  CUDA_ASSERT(cudaDeviceSynchronize());
+  const auto gv = values.download();
+  const auto gi = indices.download();
+  for (std::int64_t i = 0; i < rows * k; ++i) {
+    ASSERT_EQ(gi[i], ri[i]) << "row " << i / k << " rank " << i % k;
+    ASSERT_TRUE(test::same_bits(gv[i], rv[i])) << "row " << i / k << " rank " << i % k;
+  }
+}
+
+TEST(DeviceRadixSelect, ShapesAndK) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937_64 rng(seed);
+  constexpr std::int64_t chunk = detail::RadixSelectPolicy::chunk_items;
+  const std::int64_t shapes[][2] = {{1, 1}, {3, 31}, {5, 32}, {4, 33}, {2, 1000}, {7, 4095},
+                                    {3, 4097}, {2, chunk}, {3, chunk + 1}, {2, 100003}};
+  for (const auto& s : shapes) {
+    const std::int64_t rows = s[0], cols = s[1];
+    const auto m = make_matrix(rows, cols, Fill::random, rng);
+    for (std::int64_t k : {std::int64_t{1}, std::int64_t{2}, std::int64_t{10}, std::int64_t{100},
+                           std::int64_t{1000}, cols - 1, cols}) {
+      if (k < 1 || k > cols) continue;
+      check(m, rows, cols, k, false);
+      check(m, rows, cols, k, true);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(DeviceRadixSelect, TiesAndSpecialValues) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (Fill fill : {Fill::all_equal, Fill::few_distinct, Fill::special, Fill::sorted, Fill::reversed}) {
+    SCOPED_TRACE("fill " + std::to_string(static_cast<int>(fill)));
+    for (std::int64_t cols : {std::int64_t{33}, std::int64_t{5000}, std::int64_t{40000}}) {
+      const std::int64_t rows = 3;
+      const auto m = make_matrix(rows, cols, fill, rng);
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{7}, std::int64_t{32}, cols / 2, cols}) {
+        check(m, rows, cols, k, false);
+        check(m, rows, cols, k, true);
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(DeviceRadixSelect, ManyRows) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = 300, cols = 3000;
+  const auto m = make_matrix(rows, cols, Fill::random, rng);
+  check(m, rows, cols, 5, false);
+  check(m, rows, cols, 100, false);
+}
+
+TEST(DeviceRadixSelect, RejectsBadArguments) {
+  std::size_t bytes = 0;
+  EXPECT_EQ(radix_select_k(nullptr, bytes, nullptr, 2, 10, 0, nullptr, nullptr).code, Errc::invalid_argument);
+  EXPECT_EQ(radix_select_k(nullptr, bytes, nullptr, 2, 10, 11, nullptr, nullptr).code, Errc::invalid_argument);
+  EXPECT_EQ(radix_select_k(nullptr, bytes, nullptr, -1, 10, 1, nullptr, nullptr).code, Errc::invalid_argument);
+  EXPECT_TRUE(radix_select_k(nullptr, bytes, nullptr, 2, 10, 10, nullptr, nullptr).ok());
+}
+
+}  // namespace
