@@ -1,0 +1,344 @@
+// Times libknn's primitives and CUB's on the same buffers in the same run (CUDA events, warm-up,
+// median of repetitions) and prints one table: time, throughput, and the ratio ours / CUB.
+// CUB appears here only, as the baseline.
+//
+//   bench_primitives [--n N] [--sweep] [--select-rows R] [--select-cols C] [--quick]
+//
+// --n: elements for scan, select, sorts (default 2^28). --sweep: also n = 2^16, 2^18, ... < N.
+// --quick: fewer repetitions and a smaller radix-select matrix (for a smoke run).
+#include <cub/cub.cuh>
+
+#include <knn/prim/device/device_radix_select.cuh>
+#include <knn/prim/device/device_radix_sort.cuh>
+#include <knn/prim/device/device_scan.cuh>
+#include <knn/prim/device/device_segmented_sort.cuh>
+#include <knn/prim/device/device_select.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+#define OK(x)                                                                              \
+  do {                                                                                     \
+    knn::prim::Status s_ = (x);                                                            \
+    if (!s_.ok()) {                                                                        \
+      std::fprintf(stderr, "primitive failed: %s (%s) at %s:%d\n", s_.message, s_.where, __FILE__, __LINE__); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+namespace {
+
+int g_reps = 15;
+
+float median_ms(const std::function<void()>& f, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(a));
+    f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+__global__ void fill_u32(unsigned* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i * 2654435761u ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    p[i] = x;
+  }
+}
+// Uniform floats in [0, 1) from the same hash (distances are non-negative).
+__global__ void fill_f32(float* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)(i * 2654435761ull) ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    x ^= (unsigned)(i >> 32) * 0x27d4eb2du;
+    p[i] = (x >> 8) * (1.0f / 16777216.0f);
+  }
+}
+__global__ void count_diff(const unsigned* a, const unsigned* b, size_t n, unsigned long long* d) {
+  unsigned long long c = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) c += a[i] != b[i];
+  if (c) atomicAdd(d, c);
+}
+struct IsOdd {
+  __host__ __device__ bool operator()(unsigned x) const { return x & 1u; }
+};
+
+struct Temp {
+  void* p = nullptr;
+  size_t bytes = 0;
+  void* get(size_t need) {
+    if (need > bytes) {
+      if (p) CK(cudaFree(p));
+      CK(cudaMalloc(&p, need));
+      bytes = need;
+    }
+    return p;
+  }
+  ~Temp() { if (p) cudaFree(p); }
+};
+
+unsigned long long* g_diff = nullptr;
+// Number of 32-bit words that differ between ours and CUB's output (should be 0).
+unsigned long long differ(const void* a, const void* b, size_t words) {
+  CK(cudaMemset(g_diff, 0, 8));
+  count_diff<<<1024, 256>>>((const unsigned*)a, (const unsigned*)b, words, g_diff);
+  unsigned long long d = 0;
+  CK(cudaMemcpy(&d, g_diff, 8, cudaMemcpyDeviceToHost));
+  return d;
+}
+
+void header() {
+  std::printf("%-34s %12s %10s %10s %8s %10s %10s  %s\n", "operation", "n", "ours ms", "CUB ms",
+              "ours/CUB", "ours GB/s", "ours G/s", "check");
+}
+void row(const std::string& op, size_t n, float ours, float cub, double bytes, const char* check) {
+  char cub_s[32] = "-", ratio_s[32] = "-";
+  if (cub > 0) {
+    std::snprintf(cub_s, sizeof cub_s, "%.3f", cub);
+    std::snprintf(ratio_s, sizeof ratio_s, "%.2f", ours / cub);
+  }
+  std::printf("%-34s %12zu %10.3f %10s %8s %10.1f %10.2f  %s\n", op.c_str(), n, ours, cub_s, ratio_s,
+              bytes / (ours * 1e-3) / 1e9, n / (ours * 1e-3) / 1e9, check);
+  std::fflush(stdout);
+}
+
+void bench_size(size_t n, bool full) {
+  using namespace knn::prim;
+  unsigned *in, *out, *out2, *vin, *vout, *vout2;
+  long long* d_num;
+  int* d_num_cub;
+  CK(cudaMalloc(&in, n * 4));
+  CK(cudaMalloc(&out, n * 4));
+  CK(cudaMalloc(&out2, n * 4));
+  CK(cudaMalloc(&vin, n * 4));
+  CK(cudaMalloc(&vout, n * 4));
+  CK(cudaMalloc(&vout2, n * 4));
+  CK(cudaMalloc(&d_num, 8));
+  CK(cudaMalloc(&d_num_cub, 8));
+  fill_u32<<<1024, 256>>>(in, n, 17);
+  fill_u32<<<1024, 256>>>(vin, n, 99);
+  CK(cudaDeviceSynchronize());
+  Temp t_ours, t_cub;
+  size_t need = 0;
+  const int sort_reps = std::max(3, g_reps / 2);
+  char check[64];
+
+  const float memcpy_ms = median_ms([&] { CK(cudaMemcpyAsync(out, in, n * 4, cudaMemcpyDeviceToDevice)); }, g_reps);
+  row("memcpy d2d (read+write)", n, memcpy_ms, 0, 2.0 * n * 4, "");
+
+  // Exclusive scan u32.
+  OK(exclusive_sum(nullptr, need, in, out, (std::int64_t)n));
+  void* to = t_ours.get(need);
+  size_t ob = need;
+  const float scan_ours = median_ms([&] { OK(exclusive_sum(to, ob, in, out, (std::int64_t)n)); }, g_reps);
+  CK(cub::DeviceScan::ExclusiveSum(nullptr, need, in, out2, (int)n));
+  void* tc = t_cub.get(need);
+  size_t cb = need;
+  const float scan_cub = median_ms([&] { CK(cub::DeviceScan::ExclusiveSum(tc, cb, in, out2, (int)n)); }, g_reps);
+  std::snprintf(check, sizeof check, "%llu differ", differ(out, out2, n));
+  row("exclusive scan u32", n, scan_ours, scan_cub, 2.0 * n * 4, check);
+
+  // Select-if, keep 50%.
+  OK(select_if(nullptr, need, in, out, (std::int64_t*)d_num, (std::int64_t)n, IsOdd{}));
+  to = t_ours.get(need);
+  ob = need;
+  const float sel_ours = median_ms([&] { OK(select_if(to, ob, in, out, (std::int64_t*)d_num, (std::int64_t)n, IsOdd{})); }, g_reps);
+  CK(cub::DeviceSelect::If(nullptr, need, in, out2, d_num_cub, (int)n, IsOdd{}));
+  tc = t_cub.get(need);
+  cb = need;
+  const float sel_cub = median_ms([&] { CK(cub::DeviceSelect::If(tc, cb, in, out2, d_num_cub, (int)n, IsOdd{})); }, g_reps);
+  {
+    long long a = 0;
+    int b = 0;
+    CK(cudaMemcpy(&a, d_num, 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&b, d_num_cub, 4, cudaMemcpyDeviceToHost));
+    std::snprintf(check, sizeof check, "count %s, %llu differ", a == b ? "same" : "DIFFERENT", differ(out, out2, (size_t)b));
+  }
+  row("select_if 50%", n, sel_ours, sel_cub, 1.5 * n * 4, check);
+
+  // Radix sort keys u32.
+  OK(radix_sort_keys(nullptr, need, in, out, (std::int64_t)n));
+  to = t_ours.get(need);
+  ob = need;
+  const float sk_ours = median_ms([&] { OK(radix_sort_keys(to, ob, (const unsigned*)in, out, (std::int64_t)n)); }, sort_reps);
+  CK(cub::DeviceRadixSort::SortKeys(nullptr, need, in, out2, (int)n));
+  tc = t_cub.get(need);
+  cb = need;
+  const float sk_cub = median_ms([&] { CK(cub::DeviceRadixSort::SortKeys(tc, cb, in, out2, (int)n)); }, sort_reps);
+  std::snprintf(check, sizeof check, "%llu differ", differ(out, out2, n));
+  row("radix sort keys u32", n, sk_ours, sk_cub, 2.0 * n * 4, check);
+
+  // Radix sort pairs f32 -> u32 (floats in [0, 1)).
+  float* fkeys = nullptr;
+  float* fout = nullptr;
+  CK(cudaMalloc(&fkeys, n * 4));
+  CK(cudaMalloc(&fout, n * 4));
+  fill_f32<<<1024, 256>>>(fkeys, n, 5);
+  OK(radix_sort_pairs(nullptr, need, (const float*)fkeys, reinterpret_cast<float*>(out), (const unsigned*)vin, vout, (std::int64_t)n));
+  to = t_ours.get(need);
+  ob = need;
+  const float sp_ours = median_ms([&] {
+    OK(radix_sort_pairs(to, ob, (const float*)fkeys, reinterpret_cast<float*>(out), (const unsigned*)vin, vout, (std::int64_t)n));
+  }, sort_reps);
+  CK(cub::DeviceRadixSort::SortPairs(nullptr, need, fkeys, fout, vin, vout2, (int)n));
+  tc = t_cub.get(need);
+  cb = need;
+  const float sp_cub = median_ms([&] { CK(cub::DeviceRadixSort::SortPairs(tc, cb, fkeys, fout, vin, vout2, (int)n)); }, sort_reps);
+  std::snprintf(check, sizeof check, "%llu keys, %llu values differ", differ(out, fout, n), differ(vout, vout2, n));
+  row("radix sort pairs f32->u32", n, sp_ours, sp_cub, 4.0 * n * 4, check);
+
+  if (full && n >= 10000ull * 1024) {
+    // Segmented sort pairs, 10,000 segments of 1,024.
+    const int segs = 10000, len = 1024;
+    const size_t m = (size_t)segs * len;
+    std::vector<int> offs(segs + 1);
+    for (int i = 0; i <= segs; ++i) offs[i] = i * len;
+    int* d_offs;
+    CK(cudaMalloc(&d_offs, (segs + 1) * 4));
+    CK(cudaMemcpy(d_offs, offs.data(), (segs + 1) * 4, cudaMemcpyHostToDevice));
+    OK(segmented_sort_pairs(nullptr, need, (const float*)fkeys, reinterpret_cast<float*>(out), (const unsigned*)vin, vout,
+                            (std::int64_t)m, segs, d_offs, d_offs + 1));
+    to = t_ours.get(need);
+    ob = need;
+    const float ss_ours = median_ms([&] {
+      OK(segmented_sort_pairs(to, ob, (const float*)fkeys, reinterpret_cast<float*>(out), (const unsigned*)vin, vout,
+                              (std::int64_t)m, segs, d_offs, d_offs + 1));
+    }, sort_reps);
+    CK(cub::DeviceSegmentedSort::SortPairs(nullptr, need, fkeys, fout, vin, vout2, (int)m, segs, d_offs, d_offs + 1));
+    tc = t_cub.get(need);
+    cb = need;
+    const float ss_cub = median_ms([&] {
+      CK(cub::DeviceSegmentedSort::SortPairs(tc, cb, fkeys, fout, vin, vout2, (int)m, segs, d_offs, d_offs + 1));
+    }, sort_reps);
+    std::snprintf(check, sizeof check, "%llu keys differ", differ(out, fout, m));
+    row("segmented sort pairs 10000x1024", m, ss_ours, ss_cub, 4.0 * m * 4, check);
+    CK(cudaFree(d_offs));
+  }
+  CK(cudaFree(fkeys));
+  CK(cudaFree(fout));
+  CK(cudaFree(in));
+  CK(cudaFree(out));
+  CK(cudaFree(out2));
+  CK(cudaFree(vin));
+  CK(cudaFree(vout));
+  CK(cudaFree(vout2));
+  CK(cudaFree(d_num));
+  CK(cudaFree(d_num_cub));
+}
+
+void bench_select(long long rows, long long cols, float memcpy_gbps) {
+  using namespace knn::prim;
+  const size_t n = (size_t)rows * cols;
+  float* in;
+  CK(cudaMalloc(&in, n * 4));
+  fill_f32<<<4096, 256>>>(in, n, 11);
+  Temp t;
+  for (long long k : {10ll, 100ll, 1000ll}) {
+    if (k > cols) continue;
+    float* vals;
+    int* idx;
+    CK(cudaMalloc(&vals, rows * k * 4));
+    CK(cudaMalloc(&idx, rows * k * 4));
+    size_t need = 0;
+    OK(radix_select_k(nullptr, need, in, rows, cols, k, vals, idx));
+    void* tp = t.get(need);
+    size_t b = need;
+    const float ms = median_ms([&] { OK(radix_select_k(tp, b, in, rows, cols, k, vals, idx)); }, std::max(3, g_reps / 3));
+    // Spot check: the first row's k values are non-decreasing.
+    std::vector<float> h(k);
+    CK(cudaMemcpy(h.data(), vals, k * 4, cudaMemcpyDeviceToHost));
+    const bool sorted = std::is_sorted(h.begin(), h.end());
+    char op[64], check[96];
+    std::snprintf(op, sizeof op, "radix select %lldx%lld k=%lld", rows, cols, k);
+    const double gbps = n * 4.0 / (ms * 1e-3) / 1e9;
+    std::snprintf(check, sizeof check, "%.0f%% of memcpy, row 0 %s", 100.0 * gbps / memcpy_gbps,
+                  sorted ? "sorted" : "NOT SORTED");
+    row(op, n, ms, 0, n * 4.0, check);
+    CK(cudaFree(vals));
+    CK(cudaFree(idx));
+  }
+  CK(cudaFree(in));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t n = size_t(1) << 28;
+  bool sweep = false;
+  long long rows = 1024, cols = 1 << 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--sweep") sweep = true;
+    else if (a == "--select-rows" && i + 1 < argc) rows = std::strtoll(argv[++i], nullptr, 10);
+    else if (a == "--select-cols" && i + 1 < argc) cols = std::strtoll(argv[++i], nullptr, 10);
+    else if (a == "--quick") { g_reps = 5; rows = 64; }
+    else {
+      std::fprintf(stderr, "usage: %s [--n N] [--sweep] [--select-rows R] [--select-cols C] [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (n == 0 || n > (size_t(1) << 31) - 1) {
+    std::fprintf(stderr, "--n must be in [1, 2^31 - 1] (CUB's int counts)\n");
+    return 2;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device %s, SMs %d, L2 %d MB; median of %d runs (sorts %d) after 3 warm-ups\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, g_reps, std::max(3, g_reps / 2));
+  CK(cudaMalloc(&g_diff, 8));
+  header();
+  bench_size(n, true);
+  // memcpy bandwidth for the select percentage, at the select matrix's size class.
+  float memcpy_gbps;
+  {
+    unsigned *a, *b;
+    CK(cudaMalloc(&a, n * 4));
+    CK(cudaMalloc(&b, n * 4));
+    const float ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, n * 4, cudaMemcpyDeviceToDevice)); }, g_reps);
+    memcpy_gbps = 2.0f * n * 4 / (ms * 1e-3f) / 1e9f;
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+  }
+  bench_select(rows, cols, memcpy_gbps);
+  if (sweep) {
+    std::printf("\nsweep\n");
+    header();
+    for (size_t m = size_t(1) << 16; m < n; m <<= 2) bench_size(m, false);
+  }
+  CK(cudaFree(g_diff));
+  std::printf("done\n");
+  return 0;
+}
