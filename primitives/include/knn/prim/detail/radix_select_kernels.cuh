@@ -17,7 +17,11 @@ struct RadixSelectPolicy {
   static constexpr int block_threads = 256;
   static constexpr int digit_bits = 11;
   static constexpr int bins = 1 << digit_bits;
-  static constexpr int chunk_items = 16384;  // elements of a row per block work item
+  // Elements of a row per work item. The fused first pass reads a row a second time while it
+  // is still in L2: it histograms rows l2_budget_bytes ahead of the row it filters, and the
+  // work items in flight (about one per resident block) must span fewer rows than that.
+  static constexpr int chunk_items = 8192;
+  static constexpr long long l2_budget_bytes = 24ll << 20;
   static constexpr int candidate_capacity = 4096;
   static constexpr int max_blocks = 2048;
 };
@@ -58,129 +62,236 @@ __global__ void select_init_kernel(RowState* state, long long rows, long long k)
   if (r < rows) state[r] = RowState{0ull, k, 0ull, row_active, 0};
 }
 
-// One work item = one chunk of one row. filter_pass < 0: histogram of digit 0 of every
-// element. filter_pass = p >= 0: the bucket of pass p is known (state.prefix): write selected
-// elements (and, when collecting, the candidates) to the row's buffer, and histogram digit p+1
-// of the remaining candidates.
-__global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
-select_pass_kernel(const float* in, long long rows, long long cols, unsigned flip,
-                   SelectDigits digits, int filter_pass, RowState* state, unsigned* hist_next,
-                   unsigned long long* buffers, long long buffer_stride) {
+struct SelectArgs {
+  const float* in;
+  long long rows, cols;
+  unsigned flip;
+  SelectDigits digits;
+  RowState* state;
+  unsigned long long* buffers;  // row r's selected elements and candidates at r * buffer_stride
+  long long buffer_stride;
+  long long chunks_per_row;
+};
+
+// State written by other blocks of the same kernel: read from L2, never from a stale L1 line.
+KNN_PRIM_DEVICE RowState load_state(const RowState* p) {
+  RowState s;
+  s.prefix = __ldcg(&p->prefix);
+  s.need = __ldcg(&p->need);
+  s.count = 0;
+  s.phase = __ldcg(&p->phase);
+  s.pad = 0;
+  return s;
+}
+
+// One chunk of one row, by the whole block. filter_pass < 0: histogram of digit 0 of every
+// element. filter_pass = p >= 0 (pass p's bucket is in st.prefix): elements below the bucket are
+// written to the row's buffer, and so are the bucket's when collecting; otherwise digit p+1 of
+// the bucket's elements goes into hist_row. smem_hist: bins words of shared memory.
+__device__ void select_chunk(const SelectArgs& a, long long row, long long chunk, int filter_pass,
+                             const RowState& st, unsigned* smem_hist, unsigned* hist_row) {
   using P = RadixSelectPolicy;
-  __shared__ unsigned hist[P::bins];
-  const long long chunks_per_row = (cols + P::chunk_items - 1) / P::chunk_items;
-  const long long items = rows * chunks_per_row;
   const int t = static_cast<int>(threadIdx.x);
   const int lane = t & 31;
+  const long long chunk_begin = chunk * P::chunk_items;
+  const long long chunk_end = chunk_begin + P::chunk_items < a.cols ? chunk_begin + P::chunk_items : a.cols;
+  const SelectDigits digits = a.digits;
   const int next = filter_pass + 1;
-  const bool has_next = next < digits.passes();
-  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
-    const long long row = item / chunks_per_row;
-    const long long chunk_begin = (item % chunks_per_row) * P::chunk_items;
-    const long long chunk_end = chunk_begin + P::chunk_items < cols ? chunk_begin + P::chunk_items : cols;
-    const RowState st = state[row];  // read-only in this kernel except `count`
-    if (st.phase == row_done) continue;
-    const bool collecting = st.phase == row_collecting;
-    const bool histogram = has_next && !collecting;
-    if (histogram) {
-      for (int b = t; b < P::bins; b += P::block_threads) hist[b] = 0;
-      __syncthreads();
-    }
-    int cand_shift = 0, new_shift = 0;
-    unsigned long long cand_prefix = 0;
-    if (filter_pass >= 0) {
-      cand_shift = digits.shift(filter_pass) + digits.width(filter_pass);
-      new_shift = digits.shift(filter_pass);
-      cand_prefix = st.prefix >> digits.width(filter_pass);
-    }
-    const int next_shift = has_next ? digits.shift(next) : 0;
-    const unsigned long long next_mask = has_next ? (1ull << digits.width(next)) - 1 : 0;
-    const float* row_in = in + row * cols;
-    unsigned long long* row_buffer = buffers + row * buffer_stride;
-    // Every thread runs the same number of rounds so that the warp-aggregated writes below see
-    // full warps; `unroll` loads per thread are in flight before any is used.
-    constexpr int unroll = 8;
-    for (long long base = chunk_begin; base < chunk_end; base += P::block_threads * unroll) {
-      float v[unroll];
+  const bool collecting = st.phase == row_collecting;
+  const bool histogram = next < digits.passes() && !collecting;
+  if (histogram) {
+    for (int b = t; b < P::bins; b += P::block_threads) smem_hist[b] = 0;
+    __syncthreads();
+  }
+  int cand_shift = 0, new_shift = 0;
+  unsigned long long cand_prefix = 0;
+  if (filter_pass >= 0) {
+    cand_shift = digits.shift(filter_pass) + digits.width(filter_pass);
+    new_shift = digits.shift(filter_pass);
+    cand_prefix = st.prefix >> digits.width(filter_pass);
+  }
+  const int next_shift = histogram ? digits.shift(next) : 0;
+  const unsigned long long next_mask = histogram ? (1ull << digits.width(next)) - 1 : 0;
+  const float* row_in = a.in + row * a.cols;
+  unsigned long long* row_buffer = a.buffers + row * a.buffer_stride;
+  // Every thread runs the same number of rounds so that the warp-aggregated writes see full
+  // warps; `unroll` loads per thread are in flight before any is used.
+  constexpr int unroll = 8;
+  for (long long base = chunk_begin; base < chunk_end; base += P::block_threads * unroll) {
+    float v[unroll];
 #pragma unroll
-      for (int u = 0; u < unroll; ++u) {
-        const long long i = base + u * P::block_threads + t;
-        v[u] = i < chunk_end ? row_in[i] : 0.f;
-      }
+    for (int u = 0; u < unroll; ++u) {
+      const long long i = base + u * P::block_threads + t;
+      v[u] = i < chunk_end ? row_in[i] : 0.f;
+    }
 #pragma unroll
-      for (int u = 0; u < unroll; ++u) {
-        const long long i = base + u * P::block_threads + t;
-        bool write = false;
-        unsigned long long key = 0;
-        if (i < chunk_end) {
-          key = composite_key(v[u], i, flip, digits.index_bits);
-          // cand_shift <= key_bits <= 63, so the shift is defined.
-          const bool candidate = filter_pass < 0 || (key >> cand_shift) == cand_prefix;
-          if (candidate) {
-            bool still_candidate = filter_pass < 0;
-            if (filter_pass >= 0) {
-              const unsigned long long hi = key >> new_shift;
-              write = hi < st.prefix || (hi == st.prefix && collecting);
-              still_candidate = hi == st.prefix && !collecting;
-            }
-            if (still_candidate && histogram)
-              atomicAdd(&hist[static_cast<unsigned>((key >> next_shift) & next_mask)], 1u);
+    for (int u = 0; u < unroll; ++u) {
+      const long long i = base + u * P::block_threads + t;
+      bool write = false;
+      unsigned long long key = 0;
+      if (i < chunk_end) {
+        key = composite_key(v[u], i, a.flip, digits.index_bits);
+        // cand_shift <= key_bits <= 63, so the shift is defined.
+        const bool candidate = filter_pass < 0 || (key >> cand_shift) == cand_prefix;
+        if (candidate) {
+          bool still_candidate = filter_pass < 0;
+          if (filter_pass >= 0) {
+            const unsigned long long hi = key >> new_shift;
+            write = hi < st.prefix || (hi == st.prefix && collecting);
+            still_candidate = hi == st.prefix && !collecting;
           }
-        }
-        const unsigned writers = __ballot_sync(0xffffffffu, write);
-        if (writers) {
-          const int leader = __ffs(writers) - 1;
-          unsigned long long slot = 0;
-          if (lane == leader)
-            slot = atomicAdd(&state[row].count, static_cast<unsigned long long>(__popc(writers)));
-          slot = __shfl_sync(0xffffffffu, slot, leader);
-          if (write) row_buffer[slot + __popc(writers & ((1u << lane) - 1u))] = key;
+          if (still_candidate && histogram)
+            atomicAdd(&smem_hist[static_cast<unsigned>((key >> next_shift) & next_mask)], 1u);
         }
       }
+      const unsigned writers = __ballot_sync(0xffffffffu, write);
+      if (writers) {
+        const int leader = __ffs(writers) - 1;
+        unsigned long long slot = 0;
+        if (lane == leader)
+          slot = atomicAdd(&a.state[row].count, static_cast<unsigned long long>(__popc(writers)));
+        slot = __shfl_sync(0xffffffffu, slot, leader);
+        if (write) row_buffer[slot + __popc(writers & ((1u << lane) - 1u))] = key;
+      }
     }
-    if (histogram) {
-      __syncthreads();
-      unsigned* row_hist = hist_next + row * P::bins;
-      for (int b = t; b < P::bins; b += P::block_threads)
-        if (hist[b]) atomicAdd(row_hist + b, hist[b]);
-      __syncthreads();
-    }
+  }
+  if (histogram) {
+    __syncthreads();
+    for (int b = t; b < P::bins; b += P::block_threads)
+      if (smem_hist[b]) atomicAdd(hist_row + b, smem_hist[b]);
+    __syncthreads();
   }
 }
 
-// Pass p's bucket for each row from the histogram of digit p; zeroes the other histogram.
+// Pass p's bucket for one row from its histogram of digit p (by the whole block); zeroes the
+// row's other histogram for the pass after. Rows not active become done.
+using SelectScan = BlockScan<unsigned long long, RadixSelectPolicy::block_threads, 1>;
+__device__ void select_bucket(SelectDigits digits, int pass, RowState* st_ptr, const unsigned* hist_row,
+                              unsigned* other_row, typename SelectScan::TempStorage& scan) {
+  using P = RadixSelectPolicy;
+  constexpr int per_thread = P::bins / P::block_threads;
+  const int t = static_cast<int>(threadIdx.x);
+  for (int b = t; b < P::bins; b += P::block_threads) other_row[b] = 0;
+  const RowState st = load_state(st_ptr);
+  if (st.phase != row_active) {
+    __syncthreads();
+    if (t == 0) st_ptr->phase = row_done;
+    return;
+  }
+  unsigned h[per_thread];
+  unsigned long long sum[1] = {0}, before[1];
+#pragma unroll
+  for (int j = 0; j < per_thread; ++j) {
+    h[j] = __ldcg(hist_row + t * per_thread + j);
+    sum[0] += h[j];
+  }
+  SelectScan(scan).exclusive_scan(sum, before, 0ull, Sum{});
+  const long long need = st.need;
+  if (static_cast<long long>(before[0]) < need && need <= static_cast<long long>(before[0] + sum[0])) {
+    // Unrolled search, so that h stays in registers.
+    unsigned long long below = before[0];
+    int b = -1;
+    unsigned in_bucket = 0;
+#pragma unroll
+    for (int j = 0; j < per_thread; ++j) {
+      if (b < 0) {
+        if (below + h[j] >= static_cast<unsigned long long>(need)) {
+          b = j;
+          in_bucket = h[j];
+        } else {
+          below += h[j];
+        }
+      }
+    }
+    const int bucket = t * per_thread + b;
+    st_ptr->prefix = (st.prefix << digits.width(pass)) | static_cast<unsigned long long>(bucket);
+    st_ptr->need = need - static_cast<long long>(below);
+    const bool last = pass + 1 == digits.passes();
+    st_ptr->phase = (in_bucket <= static_cast<unsigned>(P::candidate_capacity) || last) ? row_collecting : row_active;
+  }
+}
+
+// Pass p >= 1 over all rows: grid-stride over (row, chunk), done rows skipped.
+__global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
+select_pass_kernel(SelectArgs a, int filter_pass, unsigned* hist_next) {
+  using P = RadixSelectPolicy;
+  __shared__ unsigned hist[P::bins];
+  const long long items = a.rows * a.chunks_per_row;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const long long row = item / a.chunks_per_row;
+    const RowState st = load_state(a.state + row);
+    if (st.phase == row_done) continue;
+    select_chunk(a, row, item % a.chunks_per_row, filter_pass, st, hist, hist_next + row * P::bins);
+  }
+}
+
 __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_bucket_kernel(SelectDigits digits, int pass, RowState* state, const unsigned* hist,
                      unsigned* hist_other) {
   using P = RadixSelectPolicy;
-  constexpr int per_thread = P::bins / P::block_threads;
-  using Scan = BlockScan<unsigned long long, P::block_threads, 1>;
-  __shared__ typename Scan::TempStorage scan;
+  __shared__ typename SelectScan::TempStorage scan;
   const long long row = blockIdx.x;
+  select_bucket(digits, pass, state + row, hist + row * P::bins, hist_other + row * P::bins, scan);
+}
+
+struct FusedSync {
+  unsigned long long* ticket;  // next work item
+  unsigned* arrivals;  // [rows] histogram chunks finished
+  unsigned* ready;     // [rows] 1 once pass 0's bucket is known
+  long long lookahead; // rows histogrammed ahead of the row being filtered
+};
+
+// Histogram of digit 0, pass 0's bucket and pass 0's filter in one kernel. Work items are
+// taken in ticket order: the histogram chunks of row s, then the filter chunks of row
+// s - lookahead, so a row is read a second time while it is still in L2. The last histogram
+// chunk of a row finds its bucket; filter chunks wait for that. A filter item only waits on
+// items with smaller tickets, all taken by running blocks that never wait: no deadlock.
+__global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
+select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSync sync) {
+  using P = RadixSelectPolicy;
+  __shared__ unsigned hist[P::bins];
+  __shared__ typename SelectScan::TempStorage scan;
+  __shared__ unsigned long long ticket_shared;
+  __shared__ int last_shared;
   const int t = static_cast<int>(threadIdx.x);
-  RowState& st = state[row];
-  for (int b = t; b < P::bins; b += P::block_threads) hist_other[row * P::bins + b] = 0;
-  const int phase = st.phase;
-  if (phase != row_active) {
+  const long long C = a.chunks_per_row;
+  const unsigned long long total = static_cast<unsigned long long>(a.rows + sync.lookahead) * 2 * C;
+  for (;;) {
+    if (t == 0) ticket_shared = atomicAdd(sync.ticket, 1ull);
     __syncthreads();
-    if (t == 0) st.phase = row_done;
-    return;
-  }
-  const unsigned* h = hist + row * P::bins + t * per_thread;
-  unsigned long long sum[1] = {0}, before[1];
-  for (int j = 0; j < per_thread; ++j) sum[0] += h[j];
-  Scan(scan).exclusive_scan(sum, before, 0ull, Sum{});
-  const long long need = st.need;
-  __syncthreads();  // everyone has read st.need before thread `owner` updates it
-  if (static_cast<long long>(before[0]) < need && need <= static_cast<long long>(before[0] + sum[0])) {
-    unsigned long long below = before[0];
-    int b = 0;
-    while (below + h[b] < static_cast<unsigned long long>(need)) below += h[b++];
-    const int bucket = t * per_thread + b;
-    st.prefix = (st.prefix << digits.width(pass)) | static_cast<unsigned long long>(bucket);
-    st.need = need - static_cast<long long>(below);
-    const bool last = pass + 1 == digits.passes();
-    st.phase = (h[b] <= static_cast<unsigned>(P::candidate_capacity) || last) ? row_collecting : row_active;
+    const unsigned long long ticket = ticket_shared;
+    __syncthreads();
+    if (ticket >= total) return;
+    const long long step = static_cast<long long>(ticket / (2 * C));
+    const long long within = static_cast<long long>(ticket % (2 * C));
+    if (within < C) {
+      const long long row = step;
+      if (row >= a.rows) continue;
+      RowState st{};
+      st.phase = row_active;
+      select_chunk(a, row, within, -1, st, hist, hist0 + row * P::bins);
+      __threadfence();  // this block's histogram counts before its arrival
+      __syncthreads();
+      if (t == 0) last_shared = atomicAdd(sync.arrivals + row, 1u) == C - 1;
+      __syncthreads();
+      if (last_shared) {
+        __threadfence();
+        select_bucket(a.digits, 0, a.state + row, hist0 + row * P::bins, hist1 + row * P::bins, scan);
+        __threadfence();
+        __syncthreads();
+        if (t == 0) *reinterpret_cast<volatile unsigned*>(sync.ready + row) = 1u;
+      }
+    } else {
+      const long long row = step - sync.lookahead;
+      if (row < 0) continue;
+      if (t == 0)
+        while (*reinterpret_cast<volatile unsigned*>(sync.ready + row) == 0u) __nanosleep(100);
+      __syncthreads();
+      __threadfence();
+      const RowState st = load_state(a.state + row);
+      if (st.phase != row_done)
+        select_chunk(a, row, within - C, 0, st, hist, hist1 + row * P::bins);
+    }
   }
 }
 

@@ -39,8 +39,9 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   KNN_PRIM_TRY((segmented_sort_dispatch<unsigned long long, NoSegmentValue, false>(
       nullptr, sort_bytes, nullptr, nullptr, nullptr, nullptr, static_cast<std::int64_t>(buffer_items),
       rows, segments, false, 0, digits.key_bits, stream)));
+  const std::size_t sync_words = 2 + 2 * static_cast<std::size_t>(rows);  // ticket, arrivals, ready
   const TempPlan<5> plan{{sizeof(RowState) * static_cast<std::size_t>(rows),
-                          2 * sizeof(unsigned) * P::bins * static_cast<std::size_t>(rows),
+                          2 * sizeof(unsigned) * P::bins * static_cast<std::size_t>(rows) + sizeof(unsigned) * sync_words,
                           sizeof(unsigned long long) * buffer_items,
                           sizeof(unsigned long long) * buffer_items, sort_bytes}};
   KNN_PRIM_TEMP_QUERY(temp, temp_bytes, plan);
@@ -48,32 +49,46 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   KNN_PRIM_EXPECTS(in != nullptr, "radix_select_k: null input pointer");
   auto* state = plan.get<RowState>(temp, 0);
   auto* hist = plan.get<unsigned>(temp, 1);
-  auto* buffers = plan.get<unsigned long long>(temp, 2);
-  auto* sorted = plan.get<unsigned long long>(temp, 3);
-  const unsigned flip = largest ? ~0u : 0u;
   const long long hist_words = static_cast<long long>(P::bins) * rows;
+  // Ticket (8 bytes), then arrivals[rows], ready[rows]; zeroed with both histograms.
+  auto* sync_base = hist + 2 * hist_words;
+  long long lookahead = P::l2_budget_bytes / (cols * 4);
+  if (lookahead > rows) lookahead = rows;
+  if (lookahead < 2) lookahead = 2;
+  const FusedSync sync{reinterpret_cast<unsigned long long*>(sync_base), sync_base + 2, sync_base + 2 + rows,
+                       lookahead};
+  const SelectArgs args{in, rows, cols, largest ? ~0u : 0u, digits, state,
+                        plan.get<unsigned long long>(temp, 2), stride,
+                        ceil_div<long long>(cols, P::chunk_items)};
+  auto* sorted = plan.get<unsigned long long>(temp, 3);
 
   select_init_kernel<<<static_cast<unsigned>(ceil_div<long long>(rows, 256)), 256, 0, stream>>>(state, rows, k);
   KNN_PRIM_LAUNCH_CHECK();
-  KNN_PRIM_CUDA_TRY(cudaMemsetAsync(hist, 0, sizeof(unsigned) * 2 * hist_words, stream));
-  const long long items = rows * ceil_div<long long>(cols, P::chunk_items);
-  const unsigned grid = static_cast<unsigned>(items < P::max_blocks ? items : P::max_blocks);
-  // Histogram of digit 0, then per pass: the bucket, then filter + histogram of the next digit.
-  select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(in, rows, cols, flip, digits, -1, state,
-                                                            hist, buffers, stride);
+  KNN_PRIM_CUDA_TRY(cudaMemsetAsync(hist, 0, sizeof(unsigned) * (2 * hist_words + sync_words), stream));
+  // Persistent blocks for the fused first pass: as many as fit on the GPU at once.
+  int device = 0, sms = 0, per_sm = 0;
+  KNN_PRIM_CUDA_TRY(cudaGetDevice(&device));
+  KNN_PRIM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, select_first_pass_kernel,
+                                                                  P::block_threads, 0));
+  const long long items = rows * args.chunks_per_row;
+  const long long resident = static_cast<long long>(sms) * (per_sm > 0 ? per_sm : 1);
+  select_first_pass_kernel<<<static_cast<unsigned>(resident < 2 * items ? resident : 2 * items),
+                             P::block_threads, 0, stream>>>(args, hist, hist + hist_words, sync);
   KNN_PRIM_LAUNCH_CHECK();
-  for (int p = 0; p < digits.passes(); ++p) {
+  // Further passes only for rows whose bucket still held too many candidates.
+  const unsigned grid = static_cast<unsigned>(items < P::max_blocks ? items : P::max_blocks);
+  for (int p = 1; p < digits.passes(); ++p) {
     unsigned* current = hist + (p % 2) * hist_words;
     unsigned* other = hist + ((p + 1) % 2) * hist_words;
     select_bucket_kernel<<<static_cast<unsigned>(rows), P::block_threads, 0, stream>>>(digits, p, state, current, other);
     KNN_PRIM_LAUNCH_CHECK();
-    select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(in, rows, cols, flip, digits, p, state,
-                                                              other, buffers, stride);
+    select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(args, p, other);
     KNN_PRIM_LAUNCH_CHECK();
   }
   // Each row's buffer holds its selected elements and the last candidates: sort, keep k.
   KNN_PRIM_TRY((segmented_sort_dispatch<unsigned long long, NoSegmentValue, false>(
-      plan.get<void>(temp, 4), sort_bytes, buffers, sorted, static_cast<const NoSegmentValue*>(nullptr),
+      plan.get<void>(temp, 4), sort_bytes, args.buffers, sorted, static_cast<const NoSegmentValue*>(nullptr),
       static_cast<NoSegmentValue*>(nullptr), static_cast<std::int64_t>(buffer_items), rows,
       SelectBufferSegments{state, stride}, false, 0, digits.key_bits, stream)));
   const long long total = rows * k;
