@@ -34,7 +34,7 @@ struct RadixTraits<K, std::enable_if_t<std::is_floating_point_v<K>>> {
   using Bits = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
   KNN_PRIM_HD static Bits to_ordered(K key) {
     constexpr Bits sign = Bits{1} << (8 * sizeof(K) - 1);
-    constexpr Bits exponent_all = sizeof(K) == 4 ? Bits{0x7f800000u} : Bits{0x7ff0000000000000ull};
+    constexpr Bits exponent_all = static_cast<Bits>(sizeof(K) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
     Bits b;
     std::memcpy(&b, &key, sizeof(K));
     if ((b & ~sign) > exponent_all) return ~Bits{0};  // NaN, any sign or payload
