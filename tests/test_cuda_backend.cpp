@@ -174,6 +174,7 @@ TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
   REQUIRE_GPU();
   const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/wine.csv", {});
   knn::EvalOptions o;
+  o.ks.clear();
   for (std::size_t k = 1; k <= 40; ++k) o.ks.push_back(k);
   o.weights = {knn::Weights::parse("uniform"), knn::Weights::parse("distance")};
   o.metrics = {knn::Metric::l2, knn::Metric::l1};

@@ -80,7 +80,8 @@ std::vector<std::size_t> parse_k_list(const std::string& text) {
   } else {
     for (const auto& p : split_list(text)) {
       std::uint64_t v = 0;
-      if (!parse_u64(p, v) || v < 1) throw bad(quote(p) + " is not a whole number >= 1");
+      if (!parse_u64(p, v) || v < 1)
+        throw Error::option("k", quote(text) + (p == text ? "" : ": " + quote(p)) + " is not a whole number >= 1");
       ks.push_back(static_cast<std::size_t>(v));
     }
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "knn/error.hpp"
+#include "knn/io.hpp"
 
 namespace knn {
 
@@ -54,13 +55,12 @@ Weights Weights::parse(const std::string& text) {
 }
 
 std::string Weights::to_string() const {
-  char buf[64];
   switch (kind) {
     case Kind::uniform: return "uniform";
     case Kind::distance: return "distance";
-    case Kind::gaussian: std::snprintf(buf, sizeof buf, "gaussian:%g", param); return buf;
-    case Kind::inverse: std::snprintf(buf, sizeof buf, "inverse:%g", param); return buf;
-    case Kind::subtract: std::snprintf(buf, sizeof buf, "subtract:%g", param); return buf;
+    case Kind::gaussian: return "gaussian:" + format_double(param);
+    case Kind::inverse: return "inverse:" + format_double(param);
+    case Kind::subtract: return "subtract:" + format_double(param);
   }
   return "?";
 }
