@@ -111,3 +111,13 @@ TEST(DeviceRadixSelect, RejectsBadArguments) {
 }
 
 }  // namespace
+
+namespace knn::prim::test {
+Status all_headers_size_query(std::size_t& bytes);
+}
+
+TEST(AllHeaders, LinkTwiceAndAnswerSizeQueries) {
+  std::size_t bytes = 0;
+  EXPECT_TRUE(knn::prim::test::all_headers_size_query(bytes).ok());
+  EXPECT_GT(bytes, 0u);
+}

@@ -11,6 +11,9 @@
 #include "../operators.hpp"
 #include "radix_traits.hpp"
 
+// Kernels that need no template parameter still are templates (template <int Unused = 0>):
+// a header-only library is included by many translation units of one program, and only
+// templates (and inline functions) may be defined in each of them.
 namespace knn::prim::detail {
 
 struct RadixSelectPolicy {
@@ -57,6 +60,7 @@ KNN_PRIM_DEVICE unsigned long long composite_key(float value, long long index, u
   return (static_cast<unsigned long long>(v) << index_bits) | static_cast<unsigned long long>(index);
 }
 
+template <int Unused = 0>
 __global__ void select_init_kernel(RowState* state, long long rows, long long k) {
   const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r < rows) state[r] = RowState{0ull, k, 0ull, row_active, 0};
@@ -88,7 +92,7 @@ KNN_PRIM_DEVICE RowState load_state(const RowState* p) {
 // element. filter_pass = p >= 0 (pass p's bucket is in st.prefix): elements below the bucket are
 // written to the row's buffer, and so are the bucket's when collecting; otherwise digit p+1 of
 // the bucket's elements goes into hist_row. smem_hist: bins words of shared memory.
-__device__ void select_chunk(const SelectArgs& a, long long row, long long chunk, int filter_pass,
+inline __device__ void select_chunk(const SelectArgs& a, long long row, long long chunk, int filter_pass,
                              const RowState& st, unsigned* smem_hist, unsigned* hist_row) {
   using P = RadixSelectPolicy;
   const int t = static_cast<int>(threadIdx.x);
@@ -166,7 +170,7 @@ __device__ void select_chunk(const SelectArgs& a, long long row, long long chunk
 // Pass p's bucket for one row from its histogram of digit p (by the whole block); zeroes the
 // row's other histogram for the pass after. Rows not active become done.
 using SelectScan = BlockScan<unsigned long long, RadixSelectPolicy::block_threads, 1>;
-__device__ void select_bucket(SelectDigits digits, int pass, RowState* st_ptr, const unsigned* hist_row,
+inline __device__ void select_bucket(SelectDigits digits, int pass, RowState* st_ptr, const unsigned* hist_row,
                               unsigned* other_row, typename SelectScan::TempStorage& scan) {
   using P = RadixSelectPolicy;
   constexpr int per_thread = P::bins / P::block_threads;
@@ -212,6 +216,7 @@ __device__ void select_bucket(SelectDigits digits, int pass, RowState* st_ptr, c
 }
 
 // Pass p >= 1 over all rows: grid-stride over (row, chunk), done rows skipped.
+template <int Unused = 0>
 __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_pass_kernel(SelectArgs a, int filter_pass, unsigned* hist_next) {
   using P = RadixSelectPolicy;
@@ -225,6 +230,7 @@ select_pass_kernel(SelectArgs a, int filter_pass, unsigned* hist_next) {
   }
 }
 
+template <int Unused = 0>
 __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_bucket_kernel(SelectDigits digits, int pass, RowState* state, const unsigned* hist,
                      unsigned* hist_other) {
@@ -246,6 +252,7 @@ struct FusedSync {
 // s - lookahead, so a row is read a second time while it is still in L2. The last histogram
 // chunk of a row finds its bucket; filter chunks wait for that. A filter item only waits on
 // items with smaller tickets, all taken by running blocks that never wait: no deadlock.
+template <int Unused = 0>
 __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSync sync) {
   using P = RadixSelectPolicy;
@@ -297,6 +304,7 @@ select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSy
 
 // The k first keys of each sorted row buffer, as values (read back from the input, so -0.0
 // and NaN payloads survive) and column indices.
+template <int Unused = 0>
 __global__ void select_unpack_kernel(const float* in, long long rows, long long cols, long long k,
                                      int index_bits, const unsigned long long* sorted,
                                      long long buffer_stride, float* out_values, int* out_indices) {

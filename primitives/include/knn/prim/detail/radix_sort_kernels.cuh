@@ -9,6 +9,9 @@
 #include "block_radix_rank.cuh"
 #include "radix_traits.hpp"
 
+// Kernels that need no template parameter still are templates (template <int Unused = 0>):
+// a header-only library is included by many translation units of one program, and only
+// templates (and inline functions) may be defined in each of them.
 namespace knn::prim::detail {
 
 template <typename K>
@@ -52,6 +55,7 @@ radix_histogram_kernel(const K* keys, long long n, int begin_bit, int end_bit, i
 }
 
 // bins[p * stride + d] = number of keys whose pass-p digit is below d (block p).
+template <int Unused = 0>
 __global__ void __launch_bounds__(radix_bins)
 radix_exclusive_bins_kernel(const unsigned long long* counts, unsigned long long* bins,
                             long long stride) {

@@ -4,6 +4,9 @@
 // floating-point results are the same bits on every device and run.
 #include "../block/block_reduce.cuh"
 
+// Kernels that need no template parameter still are templates (template <int Unused = 0>):
+// a header-only library is included by many translation units of one program, and only
+// templates (and inline functions) may be defined in each of them.
 namespace knn::prim::detail {
 
 struct ReducePolicy {
@@ -107,6 +110,7 @@ column_min_max_partials_kernel(const float* in, long long rows, long long cols, 
   }
 }
 
+template <int Unused = 0>
 __global__ void column_min_max_final_kernel(const float* partial_min, const float* partial_max,
                                             int parts, long long cols, float* col_min,
                                             float* col_max) {

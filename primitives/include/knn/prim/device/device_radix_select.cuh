@@ -69,7 +69,7 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   int device = 0, sms = 0, per_sm = 0;
   KNN_PRIM_CUDA_TRY(cudaGetDevice(&device));
   KNN_PRIM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, select_first_pass_kernel,
+  KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, select_first_pass_kernel<>,
                                                                   P::block_threads, 0));
   const long long items = rows * args.chunks_per_row;
   const long long resident = static_cast<long long>(sms) * (per_sm > 0 ? per_sm : 1);
