@@ -40,6 +40,7 @@ class KnnModel {
   Scaler scaler_;
   Matrix train_;  // scaled
   std::shared_ptr<const Backend> backend_;
+  std::shared_ptr<const PreparedTrain> prepared_;
 };
 
 class KnnClassifier : public KnnModel {

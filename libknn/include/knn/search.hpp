@@ -27,8 +27,17 @@ enum class Device { automatic, cpu, cuda };
 Device parse_device(const std::string& text);  // "auto" | "cpu" | "cuda"
 const char* to_string(Device d);
 
+/// Training rows kept where a backend searches them (on the GPU: in device memory), made by
+/// Backend::prepare. The Matrix it was made from must outlive it and stay unchanged.
+class PreparedTrain {
+ public:
+  virtual ~PreparedTrain() = default;
+};
+
 struct SearchRequest {
   const Matrix* train = nullptr;
+  /// Optional: `train` as prepared by the same backend, so repeated searches skip the upload.
+  const PreparedTrain* prepared = nullptr;
   const Matrix* queries = nullptr;
   std::size_t k = 1;
   Metric metric = Metric::l2;
@@ -43,6 +52,11 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual Neighbors search(const SearchRequest& request) const = 0;
+  /// Keeps `train` ready for searches (the GPU uploads it once); nullptr where that gains nothing.
+  virtual std::shared_ptr<const PreparedTrain> prepare(const Matrix& train) const {
+    (void)train;
+    return nullptr;
+  }
 };
 
 /// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the

@@ -217,9 +217,11 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     }
     pc.assign(combos, {});
     py.assign(combos, {});
+    const auto prepared = backend->prepare(train);
     for (std::size_t mi = 0; mi < opt.metrics.size(); ++mi) {
       SearchRequest req;
       req.train = &train;
+      req.prepared = prepared.get();
       req.queries = &queries;
       req.k = kmax;
       req.metric = opt.metrics[mi];

@@ -18,6 +18,7 @@ void KnnModel::fit_features(const Matrix& features) {
   scaler_ = Scaler(params_.scaling);
   train_ = scaler_.fit_transform(features);
   if (!backend_) backend_ = make_backend(params_.backend);
+  prepared_ = backend_->prepare(train_);
 }
 
 Neighbors KnnModel::kneighbors(const Matrix& queries) const {
@@ -29,6 +30,7 @@ Neighbors KnnModel::kneighbors(const Matrix& queries) const {
   scaler_.transform(q);
   SearchRequest req;
   req.train = &train_;
+  req.prepared = prepared_.get();
   req.queries = &q;
   req.k = params_.k;
   req.metric = params_.metric;

@@ -12,6 +12,8 @@ CudaBackend::CudaBackend(int device, const BackendOptions& options) : device_(de
 
 Neighbors CudaBackend::search(const SearchRequest& request) const { return gpu_search(request, options_, device_); }
 
+std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const { return gpu_prepare(train, device_); }
+
 }  // namespace cuda
 
 namespace detail {

@@ -97,6 +97,10 @@ __device__ __forceinline__ unsigned ordered_key(float f) {
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
+__device__ __forceinline__ float key_to_float(unsigned key) {
+  return __uint_as_float((key & 0x80000000u) ? (key ^ 0x80000000u) : ~key);
+}
+
 // The defined distance: double, feature order, each operation rounded on its own.
 __device__ double exact_distance(const float* a, const float* b, int d, int metric) {
   if (metric == 0) {
@@ -135,40 +139,44 @@ __global__ void squared_norms(const float* x, std::int64_t rows, int d, double* 
   if (lane == 0) out[row] = s;
 }
 
-// Turns approximate values in `ub` (rows x n, row-major) into upper bounds in place and writes
-// lower bounds to `lb`. metric 0: ub holds q.t; 2: q.t (cosine); 1: the float l1 sum.
-__global__ void bounds(float* ub, float* lb, std::int64_t n, int metric, const double* qn, const double* tn,
-                       double c, const std::int64_t* exclude, std::int64_t q0) {
-  const int i = blockIdx.y;
-  const std::int64_t skip = exclude ? exclude[q0 + i] : -1;
-  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t at = static_cast<std::int64_t>(i) * n + j;
-    const double s = ub[at];
+// Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
+// 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
+// L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is
+// above +inf's, so it is never counted for tau nor taken as a candidate.
+struct Bounds {
+  const float* s;  // qt x n, row-major
+  std::int64_t n;
+  int metric;
+  const double* qn;
+  const double* tn;
+  double c;
+  const std::int64_t* exclude;  // indexed by q0 + row, or null
+  std::int64_t q0;
+
+  __device__ void operator()(int row, std::int64_t j, float& u, float& l) const {
+    const double v = s[static_cast<std::int64_t>(row) * n + j];
     double a, e;
     if (metric == 0) {
-      const double norms = qn[i] + tn[j];
-      a = norms - 2.0 * s;
+      const double norms = qn[row] + tn[j];
+      a = norms - 2.0 * v;
       e = c * norms;
     } else if (metric == 2) {
-      const double nq = sqrt(qn[i]), nt = sqrt(tn[j]);
-      a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - s / (nq * nt);
+      const double nq = sqrt(qn[row]), nt = sqrt(tn[j]);
+      a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - v / (nq * nt);
       e = c;
     } else {
-      a = s;
-      e = c * s;
+      a = v;
+      e = c * v;
     }
-    float u = __double2float_ru(a + e) + 0.0f;  // + 0.0f: -0 becomes +0, so key order is float order
-    float l = __double2float_rd(a - e) + 0.0f;
+    u = __double2float_ru(a + e) + 0.0f;  // + 0.0f: -0 becomes +0, so key order is float order
+    l = __double2float_rd(a - e) + 0.0f;
     if (!(l <= u) || isinf(u) || isinf(l) || isnan(a)) {  // overflow in the fast pass: keep the row
       u = INFINITY;
       l = -INFINITY;
     }
-    if (j == skip) u = l = NAN;  // NaN's key is above +inf's: never a candidate, never among the k
-    ub[at] = u;
-    lb[at] = l;
+    if (exclude && exclude[q0 + row] == j) u = l = NAN;
   }
-}
+};
 
 // float l1 sums of a tile of queries against all training rows: 16 x 16 pairs per block.
 __global__ void l1_sums(const float* q, const float* t, std::int64_t qt, std::int64_t n, int d, float* out) {
@@ -191,79 +199,131 @@ __global__ void l1_sums(const float* q, const float* t, std::int64_t qt, std::in
   if (i < qt && j < n) out[i * n + j] = s;
 }
 
-// tau key per query: the 24-bit prefix of the k-th smallest upper bound, low 8 bits set, so at
-// least k upper bounds are <= tau.
-__global__ void threshold(const float* ub, std::int64_t n, std::int64_t k, unsigned* tau) {
-  __shared__ unsigned hist[4096];
-  __shared__ unsigned chosen, before;
-  const float* row = ub + static_cast<std::int64_t>(blockIdx.x) * n;
-  unsigned prefix = 0;
-  long long rank = k;  // 1-based rank still to find within the chosen bin
+constexpr int kBins = 4096;
+constexpr int kThresholdThreads = 1024;
+
+// tau key per query: the ordered key of an upper bound with at least k upper bounds at or below
+// it, and few others. Bins are spread evenly over the row's range of finite upper bounds (bins of
+// exponent bits would pile most rows into a handful); binning is monotone, so the largest key in
+// the bin holding the k-th value is such a tau. A crowded bin is split into kBins once more by the
+// fractional part of the same bin coordinate, which is monotone within the bin as well.
+__global__ void threshold(Bounds b, std::int64_t k, unsigned* tau) {
+  __shared__ unsigned count[kBins];
+  __shared__ unsigned top[kBins];
+  __shared__ unsigned key_lo, key_hi, result, chosen_bin;
+  __shared__ long long rank_left;
+  const int row = blockIdx.x;
+  const std::int64_t n = b.n;
+  if (threadIdx.x == 0) {
+    key_lo = 0xFFFFFFFFu;
+    key_hi = 0;
+  }
+  __syncthreads();
+  unsigned my_lo = 0xFFFFFFFFu, my_hi = 0;
+  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    float u, l;
+    b(row, j, u, l);
+    if (isnan(u) || isinf(u)) continue;
+    const unsigned key = ordered_key(u);
+    my_lo = min(my_lo, key);
+    my_hi = max(my_hi, key);
+  }
+  atomicMin(&key_lo, my_lo);
+  atomicMax(&key_hi, my_hi);
+  __syncthreads();
+  if (key_lo == 0xFFFFFFFFu) {  // no finite upper bound: every row is a candidate
+    if (threadIdx.x == 0) tau[row] = ordered_key(INFINITY);
+    return;
+  }
+  const float lo = key_to_float(key_lo), hi = key_to_float(key_hi);
+  const float scale = hi > lo ? static_cast<float>(kBins) / (hi - lo) : 0.0f;
+  if (threadIdx.x == 0) rank_left = k;
   for (int level = 0; level < 2; ++level) {
-    for (int b = threadIdx.x; b < 4096; b += blockDim.x) hist[b] = 0;
+    for (int x = threadIdx.x; x < kBins; x += blockDim.x) {
+      count[x] = 0;
+      top[x] = 0;
+    }
     __syncthreads();
+    const unsigned parent = chosen_bin;  // level 1: the bin being split
     for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      const unsigned key = ordered_key(row[j]);
-      if (level == 0) {
-        atomicAdd(&hist[key >> 20], 1u);
-      } else if ((key >> 20) == prefix) {
-        atomicAdd(&hist[(key >> 8) & 0xFFFu], 1u);
+      float u, l;
+      b(row, j, u, l);
+      if (isnan(u) || isinf(u)) continue;
+      const float coord = (u - lo) * scale;
+      int bin = min(kBins - 1, static_cast<int>(coord));
+      if (level == 1) {
+        if (bin != static_cast<int>(parent)) continue;
+        bin = min(kBins - 1, max(0, static_cast<int>((coord - static_cast<float>(bin)) * static_cast<float>(kBins))));
       }
+      atomicAdd(&count[bin], 1u);
+      atomicMax(&top[bin], ordered_key(u));
     }
     __syncthreads();
     if (threadIdx.x == 0) {
       long long acc = 0;
-      unsigned b = 0;
-      for (; b < 4095; ++b) {
-        if (acc + static_cast<long long>(hist[b]) >= rank) break;
-        acc += hist[b];
+      int chosen = -1;
+      for (int x = 0; x < kBins; ++x) {
+        if (acc + count[x] >= rank_left) {
+          chosen = x;
+          break;
+        }
+        acc += count[x];
       }
-      chosen = b;
-      before = static_cast<unsigned>(acc);
+      if (chosen < 0) {
+        result = ordered_key(INFINITY);  // the k-th upper bound is infinite
+        chosen_bin = 0xFFFFFFFFu;
+      } else {
+        result = top[chosen];
+        chosen_bin = count[chosen] > 1024 && level == 0 && scale > 0.0f ? static_cast<unsigned>(chosen) : 0xFFFFFFFFu;
+        rank_left -= acc;
+      }
     }
     __syncthreads();
-    if (level == 0) {
-      prefix = chosen;
-      rank -= before;
-    } else {
-      prefix = (prefix << 12) | chosen;
-    }
-    __syncthreads();
+    if (chosen_bin == 0xFFFFFFFFu) break;
   }
-  if (threadIdx.x == 0) tau[blockIdx.x] = (prefix << 8) | 0xFFu;
+  if (threadIdx.x == 0) tau[row] = result;
 }
 
 constexpr int kScanThreads = 256;
 
-__global__ void count_candidates(const float* lb, std::int64_t n, const unsigned* tau, std::int64_t* count) {
+__global__ void count_candidates(Bounds b, const unsigned* tau, std::int64_t* count) {
   __shared__ unsigned long long total;
   if (threadIdx.x == 0) total = 0;
   __syncthreads();
-  const float* row = lb + static_cast<std::int64_t>(blockIdx.x) * n;
-  const unsigned t = tau[blockIdx.x];
+  const int row = blockIdx.x;
+  const unsigned t = tau[row];
   unsigned long long c = 0;
-  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) c += ordered_key(row[j]) <= t;
+  for (std::int64_t j = threadIdx.x; j < b.n; j += blockDim.x) {
+    float u, l;
+    b(row, j, u, l);
+    c += ordered_key(l) <= t;
+  }
   atomicAdd(&total, c);
   __syncthreads();
-  if (threadIdx.x == 0) count[blockIdx.x] = static_cast<std::int64_t>(total);
+  if (threadIdx.x == 0) count[row] = static_cast<std::int64_t>(total);
 }
 
-__global__ void write_candidates(const float* lb, std::int64_t n, const unsigned* tau, const std::int64_t* offset,
-                                 std::int64_t* cand_index, int* cand_query) {
+__global__ void write_candidates(Bounds b, const unsigned* tau, const std::int64_t* offset, std::int64_t* cand_index,
+                                 int* cand_query) {
   using Scan = knn::prim::BlockScan<std::int64_t, kScanThreads>;
   __shared__ typename Scan::TempStorage temp;
-  const float* row = lb + static_cast<std::int64_t>(blockIdx.x) * n;
-  const unsigned t = tau[blockIdx.x];
-  std::int64_t base = offset[blockIdx.x];
-  for (std::int64_t j0 = 0; j0 < n; j0 += kScanThreads) {
+  const int row = blockIdx.x;
+  const unsigned t = tau[row];
+  std::int64_t base = offset[row];
+  for (std::int64_t j0 = 0; j0 < b.n; j0 += kScanThreads) {
     const std::int64_t j = j0 + threadIdx.x;
-    std::int64_t flag[1] = {j < n && ordered_key(row[j]) <= t ? 1 : 0};
+    std::int64_t flag[1] = {0};
+    if (j < b.n) {
+      float u, l;
+      b(row, j, u, l);
+      flag[0] = ordered_key(l) <= t ? 1 : 0;
+    }
     std::int64_t pos[1];
     std::int64_t total;
     Scan(temp).exclusive_scan(flag, pos, std::int64_t{0}, knn::prim::Sum{}, total);
     if (flag[0]) {
       cand_index[base + pos[0]] = j;
-      cand_query[base + pos[0]] = static_cast<int>(blockIdx.x);
+      cand_query[base + pos[0]] = row;
     }
     base += total;
     __syncthreads();
@@ -328,7 +388,38 @@ unsigned blocks_for(std::int64_t items, int threads) {
   return static_cast<unsigned>(std::min<std::int64_t>((items + threads - 1) / threads, 1 << 30));
 }
 
+// Training rows and their squared norms in device memory.
+class DeviceTrain final : public PreparedTrain {
+ public:
+  DeviceTrain(const Matrix& train, int device) : device_(device), rows_(train.rows), cols_(train.cols) {
+    KNN_CUDA(cudaSetDevice(device));
+    const auto n = static_cast<std::int64_t>(train.rows);
+    rows.resize(train.values.size());
+    norms.resize(train.rows);
+    KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
+    squared_norms<<<blocks_for(n * 32, 256), 256>>>(rows.get(), n, static_cast<int>(train.cols), norms.get());
+    KNN_LAUNCHED(squared_norms);
+    KNN_CUDA(cudaDeviceSynchronize());
+  }
+  bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
+  DeviceArray<float> rows;
+  DeviceArray<double> norms;
+
+ private:
+  int device_;
+  std::size_t rows_, cols_;
+};
+
 }  // namespace
+
+std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, int device) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  KNN_CUDA(cudaSetDevice(device));
+  KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // Leave most of the memory to the search's workspace; a set this large is uploaded per search.
+  if (train.values.size() * sizeof(float) > free_bytes / 4) return nullptr;
+  return std::make_shared<DeviceTrain>(train, device);
+}
 
 Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device) {
   const Matrix& train = *req.train;
@@ -354,26 +445,41 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const double c = metric == 1 ? detail::fp32_l1_bound(train.cols)
                                : (tf32 ? detail::tf32_dot_bound(train.cols) : detail::fp32_dot_bound(train.cols));
 
+  // The training rows: prepared by this backend, or uploaded now.
+  const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
+  if (prepared && !prepared->fits(train, device)) prepared = nullptr;
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
   const std::size_t train_bytes = static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * sizeof(double);
-  // Per query row: its bounds against every training row, its data, and room for candidates.
-  const std::size_t per_query = static_cast<std::size_t>(n) * 2 * sizeof(float) + static_cast<std::size_t>(d) * sizeof(float) +
+  std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
+  if (prepared) budget += train_bytes;  // already resident: counted in the budget, not in what is free
+  // Per query row: its approximate values against every training row, its data, and candidates.
+  const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + static_cast<std::size_t>(d) * sizeof(float) +
                                 static_cast<std::size_t>(k + 64) * 32 + 64;
   if (train_bytes + per_query > budget)
     throw Error("the GPU memory budget of " + std::to_string(budget >> 20) + " MiB is too small: " +
                 std::to_string((train_bytes + per_query + (1 << 20) - 1) >> 20) +
                 " MiB are needed for the training rows and one query (use --device cpu)");
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, 65535);  // one grid row per query in the bounds kernel
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
 
-  DeviceArray<float> d_train(static_cast<std::size_t>(n) * d);
-  DeviceArray<double> d_tn(static_cast<std::size_t>(n));
-  KNN_CUDA(cudaMemcpyAsync(d_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
-                           cudaMemcpyHostToDevice, stream.s));
-  squared_norms<<<blocks_for(n * 32, 256), 256, 0, stream.s>>>(d_train.get(), n, d, d_tn.get());
-  KNN_LAUNCHED(squared_norms);
+  DeviceArray<float> own_train;
+  DeviceArray<double> own_tn;
+  const float* d_train = nullptr;
+  const double* d_tn = nullptr;
+  if (prepared) {
+    d_train = prepared->rows.get();
+    d_tn = prepared->norms.get();
+  } else {
+    own_train.resize(static_cast<std::size_t>(n) * d);
+    own_tn.resize(static_cast<std::size_t>(n));
+    KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
+                             cudaMemcpyHostToDevice, stream.s));
+    squared_norms<<<blocks_for(n * 32, 256), 256, 0, stream.s>>>(own_train.get(), n, d, own_tn.get());
+    KNN_LAUNCHED(squared_norms);
+    d_train = own_train.get();
+    d_tn = own_tn.get();
+  }
   DeviceArray<std::int64_t> d_exclude;
   if (req.exclude) {
     d_exclude.resize(static_cast<std::size_t>(nq));
@@ -381,7 +487,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                              cudaMemcpyHostToDevice, stream.s));
   }
 
-  DeviceArray<float> d_q, d_ub, d_lb;
+  DeviceArray<float> d_q, d_s;
   DeviceArray<double> d_qn, d_dist, d_out_dist;
   DeviceArray<unsigned> d_tau;
   DeviceArray<std::int64_t> d_count, d_offset, d_cand, d_out_index;
@@ -392,11 +498,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
 
   for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
     const std::int64_t qt = std::min(tile, nq - q0);
-    const std::size_t cells = static_cast<std::size_t>(qt) * static_cast<std::size_t>(n);
     d_q.resize(static_cast<std::size_t>(qt) * d);
     d_qn.resize(static_cast<std::size_t>(qt));
-    d_ub.resize(cells);
-    d_lb.resize(cells);
+    d_s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
     KNN_CUDA(cudaMemcpyAsync(d_q.get(), queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt) * d * sizeof(float),
                              cudaMemcpyHostToDevice, stream.s));
     squared_norms<<<blocks_for(qt * 32, 256), 256, 0, stream.s>>>(d_q.get(), qt, d, d_qn.get());
@@ -405,29 +509,23 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // (1) approximate values, row-major qt x n: column-major n x qt = T^T Q.
     if (metric == 1) {
       const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((qt + 15) / 16));
-      l1_sums<<<grid, dim3(16, 16), 0, stream.s>>>(d_q.get(), d_train.get(), qt, n, d, d_ub.get());
+      l1_sums<<<grid, dim3(16, 16), 0, stream.s>>>(d_q.get(), d_train, qt, n, d, d_s.get());
       KNN_LAUNCHED(l1_sums);
     } else {
       const float one = 1.0f, zero = 0.0f;
-      check_blas(cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one,
-                              d_train.get(), CUDA_R_32F, d, d_q.get(), CUDA_R_32F, d, &zero, d_ub.get(), CUDA_R_32F,
-                              static_cast<int>(n), tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT),
+      check_blas(cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one, d_train,
+                              CUDA_R_32F, d, d_q.get(), CUDA_R_32F, d, &zero, d_s.get(), CUDA_R_32F, static_cast<int>(n),
+                              tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
     }
-    {
-      const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 1024)), static_cast<unsigned>(qt));
-      bounds<<<grid, 256, 0, stream.s>>>(d_ub.get(), d_lb.get(), n, metric, d_qn.get(), d_tn.get(), c,
-                                         req.exclude ? d_exclude.get() : nullptr, q0);
-      KNN_LAUNCHED(bounds);
-    }
+    const Bounds bounds{d_s.get(), n, metric, d_qn.get(), d_tn, c, req.exclude ? d_exclude.get() : nullptr, q0};
     // (2) tau, (3) candidates.
     d_tau.resize(static_cast<std::size_t>(qt));
     d_count.resize(static_cast<std::size_t>(qt) + 1);
     d_offset.resize(static_cast<std::size_t>(qt) + 1);
-    threshold<<<static_cast<unsigned>(qt), 1024, 0, stream.s>>>(d_ub.get(), n, k, d_tau.get());
+    threshold<<<static_cast<unsigned>(qt), kThresholdThreads, 0, stream.s>>>(bounds, k, d_tau.get());
     KNN_LAUNCHED(threshold);
-    count_candidates<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(d_lb.get(), n, d_tau.get(), d_count.get());
+    count_candidates<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(bounds, d_tau.get(), d_count.get());
     KNN_LAUNCHED(count_candidates);
     KNN_CUDA(cudaMemsetAsync(d_count.get() + qt, 0, sizeof(std::int64_t), stream.s));
     std::size_t temp_bytes = 0;
@@ -442,11 +540,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     d_cand.resize(static_cast<std::size_t>(total));
     d_cand_query.resize(static_cast<std::size_t>(total));
     d_dist.resize(static_cast<std::size_t>(total));
-    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, stream.s>>>(d_lb.get(), n, d_tau.get(), d_offset.get(),
-                                                                                 d_cand.get(), d_cand_query.get());
+    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, stream.s>>>(bounds, d_tau.get(), d_offset.get(), d_cand.get(),
+                                                                                 d_cand_query.get());
     KNN_LAUNCHED(write_candidates);
     // (4) exact distances, sorted per query.
-    exact_distances<<<blocks_for(total, 128), 128, 0, stream.s>>>(d_q.get(), d_train.get(), d, metric, d_cand.get(),
+    exact_distances<<<blocks_for(total, 128), 128, 0, stream.s>>>(d_q.get(), d_train, d, metric, d_cand.get(),
                                                                   d_cand_query.get(), total, d_dist.get());
     KNN_LAUNCHED(exact_distances);
     d_out_dist.resize(static_cast<std::size_t>(qt * k));
@@ -464,9 +562,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     KNN_CUDA(cudaMemcpyAsync(too_many.data(), d_too_many.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, stream.s));
     KNN_CUDA(cudaStreamSynchronize(stream.s));
     // Long candidate lists (large k, or many rows tied within the margin) are sorted on the host.
+    std::vector<std::pair<double, std::int64_t>> pairs;
     std::vector<double> hd;
     std::vector<std::int64_t> hi;
-    std::vector<std::pair<double, std::int64_t>> pairs;
     for (std::int64_t i = 0; i < qt; ++i) {
       if (!too_many[static_cast<std::size_t>(i)]) continue;
       const std::int64_t b = offsets[static_cast<std::size_t>(i)], m = offsets[static_cast<std::size_t>(i) + 1] - b;
