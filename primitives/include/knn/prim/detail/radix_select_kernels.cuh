@@ -168,20 +168,21 @@ inline __device__ void select_chunk(const SelectArgs& a, long long row, long lon
 }
 
 // Pass p's bucket for one row from its histogram of digit p (by the whole block); zeroes the
-// row's other histogram for the pass after. Rows not active become done.
+// row's other histogram for the pass after (active rows only: nothing else reads it). Rows not
+// active become done.
 using SelectScan = BlockScan<unsigned long long, RadixSelectPolicy::block_threads, 1>;
 inline __device__ void select_bucket(SelectDigits digits, int pass, RowState* st_ptr, const unsigned* hist_row,
                               unsigned* other_row, typename SelectScan::TempStorage& scan) {
   using P = RadixSelectPolicy;
   constexpr int per_thread = P::bins / P::block_threads;
   const int t = static_cast<int>(threadIdx.x);
-  for (int b = t; b < P::bins; b += P::block_threads) other_row[b] = 0;
   const RowState st = load_state(st_ptr);
   if (st.phase != row_active) {
     __syncthreads();
     if (t == 0) st_ptr->phase = row_done;
     return;
   }
+  for (int b = t; b < P::bins; b += P::block_threads) other_row[b] = 0;
   unsigned h[per_thread];
   unsigned long long sum[1] = {0}, before[1];
 #pragma unroll
