@@ -63,6 +63,7 @@ TEST(DeviceRadixSelect, ShapesAndK) {
                                     {3, 4097}, {2, chunk}, {3, chunk + 1}, {2, 100003}};
   for (const auto& s : shapes) {
     const std::int64_t rows = s[0], cols = s[1];
+    if (test::quick_run() && cols > 20000) continue;
     const auto m = make_matrix(rows, cols, Fill::random, rng);
     for (std::int64_t k : {std::int64_t{1}, std::int64_t{2}, std::int64_t{10}, std::int64_t{100},
                            std::int64_t{1000}, cols - 1, cols}) {
@@ -96,7 +97,7 @@ TEST(DeviceRadixSelect, ManyRows) {
   KNN_PRIM_REQUIRE_GPU();
   KNN_PRIM_SEED(seed);
   std::mt19937_64 rng(seed);
-  const std::int64_t rows = 300, cols = 3000;
+  const std::int64_t rows = test::quick_run() ? 40 : 300, cols = 3000;
   const auto m = make_matrix(rows, cols, Fill::random, rng);
   check(m, rows, cols, 5, false);
   check(m, rows, cols, 100, false);
