@@ -1,6 +1,8 @@
 #pragma once
 // What knn-cli and k-sweep share: option values parsed with messages that name the option and
 // quote the value, progress lines, and the JSON writer.
+#include <cxxopts.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -39,7 +41,10 @@ std::string json_string(const std::string& s);
 /// A JSON number (shortest round-trip form); non-finite values become null.
 std::string json_number(double v);
 
-/// The option's value when given, else `fallback`.
-BackendOptions backend_options(const std::string& device, int threads, std::ostream& err);
+/// The options that choose where work runs: --device, --threads, --precision, --gpu-memory.
+void add_run_options(cxxopts::Options& options);
+/// Their values, checked; --threads also sets the number of OpenMP threads. Notices (a GPU build
+/// falling back to the CPU) go to `err`.
+BackendOptions run_options(const cxxopts::ParseResult& result, std::ostream& err);
 
 }  // namespace knn::app

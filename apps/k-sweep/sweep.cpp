@@ -77,9 +77,7 @@ cxxopts::Options make_options() {
     ("task", "classify or regress", cxxopts::value<std::string>()->default_value("classify"), "TASK")
     ("scale", "minmax | standard | none, fitted on each fold's training rows", cxxopts::value<std::string>()->default_value("minmax"), "S")
     ("no-normalize", "same as --scale none");
-  o.add_options("run")
-    ("device", "auto | cpu | cuda (auto: the GPU when there is one)", cxxopts::value<std::string>()->default_value("auto"), "D")
-    ("threads", "CPU threads (default: all cores)", cxxopts::value<std::string>(), "N");
+  app::add_run_options(o);
   o.add_options("output")
     ("o,output", "the table, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
     ("format", "csv or json", cxxopts::value<std::string>()->default_value("csv"), "F")
@@ -281,13 +279,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   if ((s.data_path == "-") + (s.test_path == "-") > 1)
     throw Error::option("test", "standard input (-) can be given to one file option only");
 
-  int threads = 0;
-  if (r.count("threads")) {
-    threads = small_count("threads", get(r, "threads"), 1);
-    if (threads > 1024) throw Error::option("threads", quote(get(r, "threads")) + " is more than 1024");
-    omp_set_num_threads(threads);
-  }
-  eo.backend = app::backend_options(get(r, "device"), threads, err);
+  eo.backend = app::run_options(r, err);
 
   s.format = get(r, "format");
   if (s.format != "csv" && s.format != "json")

@@ -67,11 +67,7 @@ cxxopts::Options make_options(const std::string& cmd) {
     ("metric", "l2 | l1 | cosine", cxxopts::value<std::string>()->default_value("l2"), "M")
     ("scale", "minmax | standard | none, fitted on the training rows only", cxxopts::value<std::string>()->default_value("minmax"), "S")
     ("no-normalize", "same as --scale none");
-  o.add_options("run")
-    ("device", "auto | cpu | cuda (auto: the GPU when there is one)", cxxopts::value<std::string>()->default_value("auto"), "D")
-    ("threads", "CPU threads (default: all cores)", cxxopts::value<std::string>(), "N")
-    ("precision", "GPU candidate pass: fp32, or tf32 on tensor cores; results are exact either way", cxxopts::value<std::string>()->default_value("fp32"), "P")
-    ("gpu-memory", "MiB of GPU memory the search may use (default: 80% of what is free)", cxxopts::value<std::string>(), "MIB");
+  app::add_run_options(o);
   o.add_options("output")
     ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
     ("format", "csv or json" + std::string(cmd == "evaluate" ? " (default: a readable summary)" : ""), cxxopts::value<std::string>(), "F");
@@ -142,16 +138,7 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
       throw Error::option("no-normalize", "conflicts with --scale " + get(r, "scale"));
     c.params.scaling = Scaling::none;
   }
-  int threads = 0;
-  if (r.count("threads")) {
-    threads = static_cast<int>(app::parse_count("threads", get(r, "threads"), 1));
-    if (threads > 1024) throw Error::option("threads", quote(get(r, "threads")) + " is more than 1024");
-    omp_set_num_threads(threads);
-  }
-  c.params.backend = app::backend_options(get(r, "device"), threads, err);
-  c.params.backend.precision = parse_precision(get(r, "precision"));
-  if (r.count("gpu-memory"))
-    c.params.backend.device_memory_budget = app::parse_count("gpu-memory", get(r, "gpu-memory"), 1) << 20;
+  c.params.backend = app::run_options(r, err);
   c.format = get(r, "format");
   if (!c.format.empty() && c.format != "csv" && c.format != "json")
     throw Error::option("format", "unknown format " + quote(c.format) + " (expected csv or json)");
