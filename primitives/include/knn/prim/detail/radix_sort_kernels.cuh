@@ -38,13 +38,24 @@ radix_histogram_kernel(const K* keys, long long n, int begin_bit, int end_bit, i
   __shared__ unsigned hist[8 * sizeof(K) / radix_bits][radix_bins];
   for (int i = threadIdx.x; i < passes * radix_bins; i += blockDim.x) (&hist[0][0])[i] = 0;
   __syncthreads();
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const Bits bits = RadixTraits<K>::to_ordered(keys[i]) ^ flip;
-    for (int p = 0; p < passes; ++p) {
-      const int shift = begin_bit + p * radix_bits;
-      const int width = end_bit - shift < radix_bits ? end_bit - shift : radix_bits;
-      atomicAdd(&hist[p][radix_digit(bits, shift, width)], 1u);
+  // `unroll` keys per thread are loaded before any is counted, so loads stay in flight.
+  constexpr int unroll = 4;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; base < n;
+       base += unroll * stride) {
+    K key[unroll];
+#pragma unroll
+    for (int u = 0; u < unroll; ++u)
+      if (base + u * stride < n) key[u] = keys[base + u * stride];
+#pragma unroll
+    for (int u = 0; u < unroll; ++u) {
+      if (base + u * stride >= n) break;
+      const Bits bits = RadixTraits<K>::to_ordered(key[u]) ^ flip;
+      for (int p = 0; p < passes; ++p) {
+        const int shift = begin_bit + p * radix_bits;
+        const int width = end_bit - shift < radix_bits ? end_bit - shift : radix_bits;
+        atomicAdd(&hist[p][radix_digit(bits, shift, width)], 1u);
+      }
     }
   }
   __syncthreads();
