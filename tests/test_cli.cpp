@@ -8,6 +8,8 @@
 // are written to a temporary folder by the tests.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,7 +108,7 @@ CliResult cli(const std::vector<std::string>& args) {
   CliResult r;
   r.code = knn::cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
   r.out = out.str();
-  r.err = err.str();
+  r.err = knn::test::without_fallback_note(err.str());
   return r;
 }
 
@@ -142,7 +144,7 @@ CliResult cli_process(const std::vector<std::string>& args, const std::string& s
   CliResult r;
   r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(out);
-  r.err = read_file(err);
+  r.err = knn::test::without_fallback_note(read_file(err));
   return r;
 }
 

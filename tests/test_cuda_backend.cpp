@@ -44,6 +44,19 @@ const knn::Metric kMetrics[] = {knn::Metric::l2, knn::Metric::l1, knn::Metric::c
 
 }  // namespace
 
+TEST(CudaBackend, AutomaticFallsBackToTheCpuWithOneNote) {
+  if (knn::cuda_available()) GTEST_SKIP() << "a GPU is usable here: nothing falls back";
+  std::vector<std::string> notes;
+  knn::BackendOptions o;
+  o.notice = [&](const std::string& line) { notes.push_back(line); };
+  EXPECT_STREQ(knn::make_backend(o)->name(), "cpu");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("no usable GPU", 0), 0u) << notes[0];
+  EXPECT_EQ(knn::test::without_fallback_note("note: " + notes[0] + "\nrest"), "rest");
+  o.device = knn::Device::cuda;
+  EXPECT_THROW(knn::make_backend(o), knn::Error);
+}
+
 TEST(CudaBackend, IsUsedWhenAGpuIsPresent) {
   REQUIRE_GPU();
   EXPECT_STREQ(knn::make_backend({knn::Device::cuda})->name(), "cuda");

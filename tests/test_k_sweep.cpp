@@ -6,6 +6,8 @@
 // streams.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,7 +111,7 @@ Outcome sweep(const std::vector<std::string>& args) {
   Outcome r;
   r.code = knn::sweep::run(static_cast<int>(argv.size()), argv.data(), out, err);
   r.out = out.str();
-  r.err = err.str();
+  r.err = knn::test::without_fallback_note(err.str());
   return r;
 }
 
@@ -140,7 +142,7 @@ Outcome process(const std::string& program, const std::vector<std::string>& args
   Outcome r;
   r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(out);
-  r.err = read_file(err);
+  r.err = knn::test::without_fallback_note(read_file(err));
   return r;
 }
 

@@ -29,6 +29,17 @@ inline std::string write_temp(const std::string& name, const std::string& conten
   return p.string();
 }
 
+/// A build with the GPU backend, run where no GPU is usable, says so in one line on stderr when
+/// --device is auto (the default). Tests of everything else remove that documented line.
+inline std::string without_fallback_note(std::string err) {
+  const std::string head = "note: no usable GPU";
+  if (err.rfind(head, 0) == 0) {
+    const auto end = err.find('\n');
+    if (end != std::string::npos && err.compare(end - 20, 20, "; running on the CPU") == 0) err.erase(0, end + 1);
+  }
+  return err;
+}
+
 inline std::uint64_t fresh_seed() { return (static_cast<std::uint64_t>(std::random_device{}()) << 32) | std::random_device{}(); }
 
 inline Matrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f) {

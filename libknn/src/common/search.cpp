@@ -40,7 +40,7 @@ std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
     if (auto gpu = detail::make_cuda_backend(options, why)) return gpu;
     if (options.device == Device::cuda) throw Error::option("device", "cuda: " + why);
     // A build without the GPU backend has only the CPU: nothing to report then.
-    if (options.notice && built_with_cuda()) options.notice("no GPU backend (" + why + "); running on the CPU");
+    if (options.notice && built_with_cuda()) options.notice(why + "; running on the CPU");
   }
   return std::make_shared<cpu::CpuBackend>(options.threads);
 }

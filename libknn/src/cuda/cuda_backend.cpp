@@ -29,7 +29,7 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
     return nullptr;
   }
   if (count == 0) {
-    why_not = "no GPU found";
+    why_not = "no usable GPU (no CUDA device found)";
     return nullptr;
   }
   int device = 0;
