@@ -132,6 +132,60 @@ std::string json_number(double v) {
   return format_double(v);
 }
 
+cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv,
+                                     const std::string& help_hint) {
+  // The parser knows one-letter names only as short options: --k becomes -k.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--k") args[i] = "-k";
+    else if (args[i].rfind("--k=", 0) == 0) args[i] = "-k" + args[i].substr(4);
+  }
+  std::vector<const char*> av;
+  for (const auto& a : args) av.push_back(a.c_str());
+  try {
+    return options.parse(static_cast<int>(av.size()), av.data());
+  } catch (const cxxopts::exceptions::no_such_option&) {
+    // Its own message has typographic quotes and no context: find the argument and quote it.
+    std::string unknown = "?";
+    options.allow_unrecognised_options();
+    try {
+      const auto r = options.parse(static_cast<int>(av.size()), av.data());
+      for (const auto& u : r.unmatched())
+        if (u.size() > 1 && u[0] == '-') {
+          unknown = u;
+          break;
+        }
+    } catch (const cxxopts::exceptions::exception&) {
+    }
+    throw Error("unknown option " + quote(unknown) + " (" + help_hint + ")");
+  } catch (const cxxopts::exceptions::missing_argument&) {
+    std::string last = "?";
+    for (std::size_t i = av.size(); i-- > 1;)
+      if (av[i][0] == '-' && av[i][1] != '\0') {
+        last = std::string(av[i]) == "-k" ? "--k" : av[i];
+        break;
+      }
+    throw Error("option " + quote(last) + " needs a value");
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw Error(e.what());
+  }
+}
+
+int guarded(const char* prog, std::ostream& err, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    err << prog << ": error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    err << prog << ": error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << prog << ": error: " << e.what() << '\n';
+    return 1;
+  }
+}
+
 void add_run_options(cxxopts::Options& o) {
   // clang-format off
   o.add_options("run")

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,6 +41,16 @@ class Progress {
 std::string json_string(const std::string& s);
 /// A JSON number (shortest round-trip form); non-finite values become null.
 std::string json_number(double v);
+
+/// Parses argv (argv[0] is the program or subcommand name) with the project's error lines: an
+/// unknown option or a missing value is quoted as the user typed it; -k is also spelled --k.
+/// `help_hint` ends the unknown-option message, e.g. "see k-sweep --help".
+cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv,
+                                     const std::string& help_hint);
+
+/// Runs an app's body: knn::Error and out-of-memory become one line "PROG: error: ..." and exit
+/// code 2, anything unexpected exit code 1.
+int guarded(const char* prog, std::ostream& err, const std::function<int()>& body);
 
 /// The options that choose where work runs: --device, --threads, --precision, --gpu-memory.
 void add_run_options(cxxopts::Options& options);

@@ -90,26 +90,6 @@ cxxopts::Options make_options() {
   return o;
 }
 
-// The parser reports an unknown option or a missing value in its own words; these find the
-// argument at fault so that the error line quotes it as every other k-sweep error does.
-std::string unknown_option(const std::vector<const char*>& av) {
-  auto lenient = make_options();
-  lenient.allow_unrecognised_options();
-  try {
-    const auto r = lenient.parse(static_cast<int>(av.size()), av.data());
-    for (const auto& u : r.unmatched())
-      if (u.size() > 1 && u[0] == '-') return u;
-  } catch (const cxxopts::exceptions::exception&) {
-  }
-  return "?";
-}
-
-std::string last_option(const std::vector<const char*>& av) {
-  for (std::size_t i = av.size(); i-- > 1;)
-    if (av[i][0] == '-' && av[i][1] != '\0') return std::string(av[i]) == "-k" ? "--k" : av[i];
-  return "?";
-}
-
 // The option's value, its default when it has one, else "".
 std::string get(const cxxopts::ParseResult& r, const std::string& name) {
   if (r.count(name) || r[name].has_default()) return r[name].as<std::string>();
@@ -622,27 +602,11 @@ void write_result(const std::string& path, const std::string& content, std::ostr
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  try {
+  return app::guarded(kProg, err, [&]() -> int {
     auto options = make_options();
-    // --k is also spelled -k: the parser knows one-letter names only as short options.
-    std::vector<std::string> args(argv, argv + argc);
-    if (args.empty()) args.push_back(kProg);
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      if (args[i] == "--k") args[i] = "-k";
-      else if (args[i].rfind("--k=", 0) == 0) args[i] = "-k" + args[i].substr(4);
-    }
-    std::vector<const char*> av;
-    for (const auto& a : args) av.push_back(a.c_str());
-    cxxopts::ParseResult r;
-    try {
-      r = options.parse(static_cast<int>(av.size()), av.data());
-    } catch (const cxxopts::exceptions::no_such_option&) {
-      throw Error("unknown option " + quote(unknown_option(av)) + " (see k-sweep --help)");
-    } catch (const cxxopts::exceptions::missing_argument&) {
-      throw Error("option " + quote(last_option(av)) + " needs a value");
-    } catch (const cxxopts::exceptions::exception& e) {
-      throw Error(e.what());
-    }
+    const char* const fallback[] = {kProg};
+    const cxxopts::ParseResult r =
+        argc > 0 ? app::parse_arguments(options, argc, argv, "see k-sweep --help") : app::parse_arguments(options, 1, fallback, "see k-sweep --help");
     if (r.count("help")) {
       out << options.help({"input", "folds", "sweep", "run", "output", ""}) << kExamples;
       return 0;
@@ -681,16 +645,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     write_result(st.output, table, out);
     err << best_line(res);
     return 0;
-  } catch (const Error& e) {
-    err << kProg << ": error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::bad_alloc&) {
-    err << kProg << ": error: out of memory\n";
-    return 2;
-  } catch (const std::exception& e) {
-    err << kProg << ": error: " << e.what() << '\n';
-    return 1;
-  }
+  });
 }
 
 }  // namespace knn::sweep

@@ -78,22 +78,6 @@ cxxopts::Options make_options(const std::string& cmd) {
   return o;
 }
 
-// The parser's own messages use typographic quotes and no option prefix: these find the argument
-// at fault so that the message quotes it the project's way.
-std::string first_unknown_option(cxxopts::Options& o, const std::vector<const char*>& av) {
-  o.allow_unrecognised_options();
-  const auto r = o.parse(static_cast<int>(av.size()), av.data());
-  for (const auto& u : r.unmatched())
-    if (!u.empty() && u[0] == '-') return u;
-  return r.unmatched().empty() ? std::string("?") : r.unmatched().front();
-}
-
-std::string option_missing_value(const std::vector<const char*>& av) {
-  for (std::size_t i = av.size(); i-- > 1;)
-    if (av[i][0] == '-') return av[i];
-  return "?";
-}
-
 std::string help_text(const std::string& cmd) {
   auto o = make_options(cmd);
   std::string h = o.help({"input", "folds", "model", "run", "output", ""});
@@ -377,8 +361,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  const std::string prog = "knn-cli";
-  try {
+  return app::guarded("knn-cli", err, [&]() -> int {
     if (argc < 2) throw Error("no subcommand (expected predict, evaluate or neighbors; see knn-cli --help)");
     const std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -392,24 +375,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (cmd != "predict" && cmd != "evaluate" && cmd != "neighbors")
       throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate or neighbors; see knn-cli --help)");
     auto options = make_options(cmd);
-    // -k is also spelled --k: the parser knows one-letter names only as short options.
-    std::vector<std::string> args(argv + 1, argv + argc);
-    for (auto& a : args) {
-      if (a == "--k") a = "-k";
-      else if (a.rfind("--k=", 0) == 0) a = "-k" + a.substr(4);
-    }
-    std::vector<const char*> av;
-    for (const auto& a : args) av.push_back(a.c_str());
-    cxxopts::ParseResult r;
-    try {
-      r = options.parse(static_cast<int>(av.size()), av.data());
-    } catch (const cxxopts::exceptions::no_such_option&) {
-      throw Error("unknown option " + quote(first_unknown_option(options, av)) + " (see knn-cli " + cmd + " --help)");
-    } catch (const cxxopts::exceptions::missing_argument&) {
-      throw Error("option " + quote(option_missing_value(av)) + " needs a value");
-    } catch (const cxxopts::exceptions::exception& e) {
-      throw Error(e.what());
-    }
+    const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help");
     if (r.count("help")) {
       out << help_text(cmd);
       return 0;
@@ -427,16 +393,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       write_file_atomic(c.output, result);
     }
     return 0;
-  } catch (const Error& e) {
-    err << prog << ": error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::bad_alloc&) {
-    err << prog << ": error: out of memory\n";
-    return 2;
-  } catch (const std::exception& e) {
-    err << prog << ": error: " << e.what() << '\n';
-    return 1;
-  }
+  });
 }
 
 }  // namespace knn::cli
