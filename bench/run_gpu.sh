@@ -68,6 +68,8 @@ if has bench; then
   note "bench_knn_gpu rc=$?"
   timeout 120 python3 bench/gpu/torch_knn.py .carry/fm > "$out/torch_knn.log" 2>&1
   note "torch_knn rc=$?"
+  SKIP_SKLEARN=1 timeout 200 bench/k_sweep/run_sweep_bench.sh $b /tmp/fm cuda > "$out/k_sweep_gpu.log" 2>&1
+  note "k-sweep GPU rc=$?"
 fi
 echo "==== summary"; cat "$summary"
-for f in bench_knn_gpu torch_knn bench_primitives; do [ -f "$out/$f.log" ] && { echo "==== $f"; tail -40 "$out/$f.log"; }; done
+for f in bench_knn_gpu torch_knn k_sweep_gpu bench_primitives topk_torch; do [ -f "$out/$f.log" ] && { echo "==== $f"; tail -40 "$out/$f.log"; }; done

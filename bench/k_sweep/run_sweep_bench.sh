@@ -15,16 +15,17 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 "$build/apps/knn-cli/knn-cli" evaluate --train "$data" -k 100 --folds 5 --device "$device" --format csv > "$tmp/eval.csv"
 t2=$(date +%s.%N)
-sweep=$(echo "$t1 - $t0" | bc -l); single=$(echo "$t2 - $t1" | bc -l)
+calc() { python3 -c "print($1)"; }
+sweep=$(calc "$t1 - $t0"); single=$(calc "$t2 - $t1")
 printf '| run (%s) | seconds |\n|---|---|\n' "$device"
-printf '| k-sweep k = 1..100, 5 folds | %.1f |\n| knn-cli evaluate k = 100, 5 folds | %.1f |\n| ratio sweep / one evaluation | %.2f |\n' \
-  "$sweep" "$single" "$(echo "$sweep / $single" | bc -l)"
+printf '| k-sweep k = 1..100, 5 folds | %.2f |\n| knn-cli evaluate k = 100, 5 folds | %.2f |\n| ratio sweep / one evaluation | %.2f |\n' \
+  "$sweep" "$single" "$(calc "$sweep / $single")"
 grep -E '^100,' "$tmp/sweep.csv" | cut -d, -f1-3 | sed 's/^/sweep row k=100: /'
 grep accuracy "$tmp/eval.csv" | sed 's/^/evaluate k=100: /'
 if [ "${SKIP_SKLEARN:-0}" != 1 ]; then
   /usr/bin/python3 "$(dirname "$0")/sklearn_validation_curve.py" "$data" "$tmp/folds.csv" 1 100 | tee "$tmp/sk.txt"
   per_k=$(sed -n 's/^sklearn mean per k: \([0-9.]*\) s/\1/p' "$tmp/sk.txt")
   printf '| scikit-learn, 100 values of k (estimated from k = 1 and 100) | %.0f |\n| ratio scikit-learn / k-sweep | %.0f |\n' \
-    "$(echo "$per_k * 100" | bc -l)" "$(echo "$per_k * 100 / $sweep" | bc -l)"
+    "$(calc "$per_k * 100")" "$(calc "$per_k * 100 / $sweep")"
 fi
 rm -rf "$tmp"
