@@ -131,6 +131,7 @@ void scaling() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each table row as soon as it is measured
   try {
     if (!knn::cuda_available()) {
       std::fprintf(stderr, "bench_knn_gpu: no usable GPU\n");
