@@ -4,6 +4,9 @@
 #include "knn/error.hpp"
 #include "test_util.hpp"
 
+#include <filesystem>
+#include <random>
+
 using knn::test::write_temp;
 
 namespace {
@@ -184,3 +187,45 @@ TEST(Csv, RegressionTargetsMustBeNumbers) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string big_csv(bool quoted_header, std::size_t rows, std::size_t bad_row) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> u(-99999, 99999);
+  std::string s = quoted_header ? "\"f0\",f1,f2,f3,f4,f5,f6,f7,label\n" : "f0,f1,f2,f3,f4,f5,f6,f7,label\n";
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (i == rows / 3) s += "\n";  // a blank line: skipped, but it counts for line numbers
+    for (int j = 0; j < 8; ++j) s += (i == bad_row && j == 5 ? std::string("x1") : std::to_string(u(rng) / 100.0)) + ",";
+    s += (i % 3 ? "yes\n" : "no\n");
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(Csv, LargeFilesParsedInParallelGiveTheSameRowsAndLines) {
+  // Over 4 MiB without quotes: read in parallel chunks; the quoted header forces one reader.
+  const auto a = knn::load_csv(write_temp("big_a.csv", big_csv(false, 90000, std::size_t(-1))), {});
+  const auto b = knn::load_csv(write_temp("big_b.csv", big_csv(true, 90000, std::size_t(-1))), {});
+  ASSERT_GT(std::filesystem::file_size(knn::test::temp_dir() / "big_a.csv"), 4u << 20);
+  ASSERT_EQ(a.size(), 90000u);
+  EXPECT_EQ(a.features.values, b.features.values);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.lines, b.lines);
+  EXPECT_EQ(a.lines.back(), 90000u + 2);  // header and blank line
+}
+
+TEST(Csv, LargeFileErrorNamesItsLine) {
+  for (std::size_t bad : {std::size_t{10}, std::size_t{80000}}) {
+    try {
+      knn::load_csv(write_temp("big_bad.csv", big_csv(false, 90000, bad)), {});
+      FAIL() << "accepted a bad cell at row " << bad;
+    } catch (const knn::Error& e) {
+      const std::size_t line = bad + 2 + (bad >= 30000 ? 1 : 0);
+      EXPECT_NE(std::string(e.what()).find("big_bad.csv:" + std::to_string(line) + ":6: not a finite number: \"x1\""),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}

@@ -2,13 +2,20 @@
 
 #include <libfccp/csv.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
 
 #include "knn/error.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace knn::detail {
 
@@ -28,6 +35,49 @@ CsvReader::CsvReader(const std::string& path, char delimiter) : name_(path), del
   }
 }
 
+CsvReader::CsvReader(std::string name, const char* begin, const char* end, char delimiter, std::size_t line_offset)
+    : name_(std::move(name)), delim_(delimiter), line_offset_(line_offset) {
+  reader_ = std::make_unique<io::LineReader>(name_, begin, end);
+}
+
+Source::Source(const std::string& path) : name_(path) {
+  if (path == "-") {
+    name_ = "<stdin>";
+    owned_.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    data_ = owned_.data();
+    size_ = owned_.size();
+    return;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error::at(path, 0, 0, "is a directory, not a CSV file");
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw Error::at(path, 0, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* m = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (m != MAP_FAILED) {
+      ::close(fd);
+      mapped_ = m;
+      data_ = static_cast<const char*>(m);
+      size_ = static_cast<std::size_t>(st.st_size);
+      return;
+    }
+  }
+  // Not a regular file (a pipe, a device) or not mappable: read it to its end.
+  char buf[1 << 16];
+  ssize_t got;
+  while ((got = ::read(fd, buf, sizeof buf)) > 0) owned_.append(buf, static_cast<std::size_t>(got));
+  const int err = errno;
+  ::close(fd);
+  if (got < 0) throw Error::at(path, 0, 0, std::string("read failed: ") + std::strerror(err));
+  data_ = owned_.data();
+  size_ = owned_.size();
+}
+
+Source::~Source() {
+  if (mapped_) ::munmap(mapped_, size_);
+}
+
 CsvReader::~CsvReader() = default;
 
 bool CsvReader::next() {
@@ -36,10 +86,10 @@ bool CsvReader::next() {
     try {
       line = reader_->next_line();
     } catch (const io::error::line_length_limit_exceeded&) {
-      throw Error::at(name_, reader_->get_file_line() + 1, 0, "line longer than the 16 MiB the reader accepts");
+      throw Error::at(name_, reader_->get_file_line() + line_offset_ + 1, 0, "line longer than the 16 MiB the reader accepts");
     }
     if (!line) return false;
-    line_ = reader_->get_file_line();
+    line_ = reader_->get_file_line() + line_offset_;
     if (*line == '\0') continue;  // blank lines are skipped, as most CSV readers do
     if (std::strchr(line, '"'))
       split_quoted(line);

@@ -18,6 +18,9 @@ class CsvReader {
  public:
   /// "-" reads standard input. Throws knn::Error when the file cannot be opened.
   CsvReader(const std::string& path, char delimiter);
+  /// Records of text already in memory (it must outlive the reader), named `name` in messages;
+  /// line numbers start after `line_offset` lines.
+  CsvReader(std::string name, const char* begin, const char* end, char delimiter, std::size_t line_offset = 0);
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
   CsvReader& operator=(const CsvReader&) = delete;
@@ -40,6 +43,28 @@ class CsvReader {
   std::string owned_;
   std::vector<std::pair<std::size_t, std::size_t>> spans_;
   std::size_t line_ = 0;
+  std::size_t line_offset_ = 0;
+};
+
+/// The whole text of a file ("-": standard input): a regular file is mapped into memory (no copy),
+/// anything else read. Throws knn::Error naming the path when it is a folder or cannot be read.
+class Source {
+ public:
+  explicit Source(const std::string& path);
+  ~Source();
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::string_view text() const { return {data_, size_}; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::string owned_;
+  const char* data_ = "";
+  std::size_t size_ = 0;
+  void* mapped_ = nullptr;
 };
 
 }  // namespace knn::detail

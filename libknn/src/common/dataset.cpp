@@ -5,7 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <cstring>
+#include <iterator>
 #include <map>
+
+#include <omp.h>
 
 #include "common/csv_reader.hpp"
 #include "knn/error.hpp"
@@ -75,8 +79,10 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
 constexpr long kLabel = -1;
 constexpr long kIgnore = -2;
 
-// Reads the data rows; without a header the record already read is the first of them.
-void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset& data, bool header) {
+// Reads the data rows; without a header the record already read is the first of them. A chunk of
+// a larger file (allow_empty) may hold no rows.
+void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset& data, bool header,
+               bool allow_empty = false) {
   const std::size_t ncols = role.size(), d = data.feature_names.size();
   std::vector<float>& values = data.features.values;
   std::size_t rows = 0;
@@ -118,7 +124,75 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
   }
   data.features.rows = rows;
   data.features.cols = d;
-  if (rows == 0) throw Error::at(reader.name(), 0, 0, "no data rows");
+  if (rows == 0 && !allow_empty) throw Error::at(reader.name(), 0, 0, "no data rows");
+}
+
+// Large files without quotes are parsed in parallel: the rows after `start` are cut into one
+// chunk per thread at line ends, each chunk read by its own reader, and the parts joined in file
+// order. The first error in file order is the one reported. (With quotes, a line end may sit
+// inside a field, so such files are read in order.)
+void read_rows_parallel(const std::string& name, std::string_view content, std::size_t start,
+                        const std::vector<long>& role, Dataset& data) {
+  const int threads = omp_get_max_threads();
+  const char* base = content.data();
+  const std::size_t size = content.size();
+  std::vector<std::size_t> cut{start};
+  for (int t = 1; t < threads; ++t) {
+    std::size_t at = std::max(cut.back(), start + (size - start) / static_cast<std::size_t>(threads) * static_cast<std::size_t>(t));
+    const void* nl = at < size ? std::memchr(base + at, '\n', size - at) : nullptr;
+    cut.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : size);
+  }
+  cut.push_back(size);
+  const std::size_t parts = cut.size() - 1;
+  std::vector<Dataset> part(parts);
+  std::vector<std::string> error(parts);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
+  for (std::ptrdiff_t p = 0; p < static_cast<std::ptrdiff_t>(parts); ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    try {
+      Dataset& d = part[i];
+      d.column_names = data.column_names;
+      d.feature_names = data.feature_names;
+      const auto lines_before = static_cast<std::size_t>(std::count(base, base + cut[i], '\n'));
+      detail::CsvReader reader(name, base + cut[i], base + cut[i + 1], ',', lines_before);
+      read_rows(reader, role, d, true, true);
+    } catch (const std::exception& e) {
+      error[i] = e.what();
+    }
+  }
+  for (const auto& e : error)
+    if (!e.empty()) throw Error(e);
+  std::size_t rows = 0;
+  for (const auto& d : part) rows += d.features.rows;
+  if (rows == 0) throw Error::at(name, 0, 0, "no data rows");
+  data.features.values.reserve(rows * data.feature_names.size());
+  for (auto& d : part) {
+    data.features.values.insert(data.features.values.end(), d.features.values.begin(), d.features.values.end());
+    data.labels.insert(data.labels.end(), std::make_move_iterator(d.labels.begin()), std::make_move_iterator(d.labels.end()));
+    data.lines.insert(data.lines.end(), d.lines.begin(), d.lines.end());
+    Dataset().features.values.swap(d.features.values);
+  }
+  data.features.rows = rows;
+  data.features.cols = data.feature_names.size();
+}
+
+// Reads the data rows of `content`, whose first record the reader has read.
+void read_all_rows(detail::CsvReader& reader, std::string_view content, const CsvOptions& o,
+                   const std::vector<long>& role, Dataset& data) {
+  constexpr std::size_t kParallelFrom = 4 << 20;
+  if (o.delimiter == ',' && content.size() >= kParallelFrom && omp_get_max_threads() > 1 &&
+      content.find('"') == std::string_view::npos) {
+    std::size_t start = 0;
+    if (o.header) {
+      const auto nl = content.find('\n');
+      start = nl == std::string_view::npos ? content.size() : nl + 1;
+    } else if (content.substr(0, 3) == "\xEF\xBB\xBF") {
+      start = 3;
+    }
+    read_rows_parallel(reader.name(), content, start, role, data);
+    return;
+  }
+  read_rows(reader, role, data, o.header);
 }
 
 std::vector<std::string> default_names(std::size_t n) {
@@ -159,7 +233,9 @@ std::optional<float> parse_float(const char* b, const char* e) {
 }
 
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
-  detail::CsvReader reader(path, o.delimiter);
+  const detail::Source source(path);
+  const std::string_view content = source.text();
+  detail::CsvReader reader(source.name(), content.data(), content.data() + content.size(), o.delimiter);
   Dataset data;
   data.source = reader.name();
   data.column_names = first_record(reader, o);
@@ -182,12 +258,14 @@ Dataset load_csv(const std::string& path, const CsvOptions& o) {
   if (data.feature_columns.empty())
     throw Error::at(data.source, 1, 0, "no feature columns (only the label" + std::string(o.ignore.empty() ? "" : " and ignored columns") + ")");
   data.label_name = data.column_names[data.label_column];
-  read_rows(reader, role, data, o.header);
+  read_all_rows(reader, content, o, role, data);
   return data;
 }
 
 Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {
-  detail::CsvReader reader(path, o.delimiter);
+  const detail::Source source(path);
+  const std::string_view content = source.text();
+  detail::CsvReader reader(source.name(), content.data(), content.data() + content.size(), o.delimiter);
   Dataset data;
   data.source = reader.name();
   data.column_names = first_record(reader, o);
@@ -237,7 +315,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
                                            std::to_string(train.column_names.size()) + " (all of its columns)");
   }
   if (data.label_column != Dataset::npos) data.label_name = data.column_names[data.label_column];
-  read_rows(reader, role, data, o.header);
+  read_all_rows(reader, content, o, role, data);
   return data;
 }
 
