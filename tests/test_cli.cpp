@@ -8,7 +8,7 @@
 // are written to a temporary folder by the tests.
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "app_runner.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,37 +80,16 @@ std::string write_temp(const std::string& name, const std::string& content) {
   return p.string();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using knn::test::read_file;
+using knn::test::shell_quote;
 
 // ---------------------------------------------------------------------------------------------
 // Running knn-cli.
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::ostream& operator<<(std::ostream& os, const CliResult& r) {
-  return os << "exit code " << r.code << "\n--- stdout ---\n" << r.out << "--- stderr ---\n" << r.err << "---";
-}
+using CliResult = knn::test::AppResult;
 
 // In-process: argv[0] is "knn-cli", then `args`.
-CliResult cli(const std::vector<std::string>& args) {
-  std::vector<std::string> all{"knn-cli"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<const char*> argv;
-  for (const auto& a : all) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = knn::cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = knn::test::without_fallback_note(err.str());
-  return r;
-}
+CliResult cli(const std::vector<std::string>& args) { return knn::test::run_app(knn::cli::run, "knn-cli", args); }
 
 // Like cli(), failing the test unless the command succeeds quietly.
 std::string cli_ok(const std::vector<std::string>& args) {
@@ -120,32 +99,10 @@ std::string cli_ok(const std::vector<std::string>& args) {
   return r.out;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
 // As a subprocess: `shell_prefix` (e.g. "cat f |") then knn-cli with `args`; stdout and stderr
 // are captured separately.
 CliResult cli_process(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
-  static int counter = 0;
-  const std::string tag = std::to_string(++counter);
-  const std::string out = (temp_dir() / ("proc_out_" + tag)).string();
-  const std::string err = (temp_dir() / ("proc_err_" + tag)).string();
-  std::string cmd = shell_prefix + " " + shell_quote(kCli);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err);
-  if (shell_prefix.empty()) cmd += " </dev/null";
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = knn::test::without_fallback_note(read_file(err));
-  return r;
+  return knn::test::run_process(kCli, args, shell_prefix);
 }
 
 // ---------------------------------------------------------------------------------------------

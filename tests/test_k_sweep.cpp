@@ -6,7 +6,7 @@
 // streams.
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "app_runner.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,36 +84,15 @@ std::string write_temp(const std::string& name, const std::string& content) {
   return p;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using knn::test::read_file;
+using knn::test::shell_quote;
 
 // ---------------------------------------------------------------------------------------------
 // Running k-sweep
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
+using Outcome = knn::test::AppResult;
 
-std::ostream& operator<<(std::ostream& os, const Outcome& r) {
-  return os << "exit code " << r.code << "\n--- stdout ---\n" << r.out << "--- stderr ---\n" << r.err << "---";
-}
-
-Outcome sweep(const std::vector<std::string>& args) {
-  std::vector<std::string> all{"k-sweep"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<const char*> argv;
-  for (const auto& a : all) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  Outcome r;
-  r.code = knn::sweep::run(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = knn::test::without_fallback_note(err.str());
-  return r;
-}
+Outcome sweep(const std::vector<std::string>& args) { return knn::test::run_app(knn::sweep::run, "k-sweep", args); }
 
 // The table of a run that must succeed with nothing on stderr but the best-k line.
 std::string sweep_ok(const std::vector<std::string>& args) {
@@ -124,26 +103,9 @@ std::string sweep_ok(const std::vector<std::string>& args) {
   return r.out;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // A program as a subprocess; stdout and stderr captured apart.
 Outcome process(const std::string& program, const std::vector<std::string>& args) {
-  static int counter = 0;
-  const std::string out = temp_path("proc_out_" + std::to_string(++counter));
-  const std::string err = temp_path("proc_err_" + std::to_string(counter));
-  std::string cmd = shell_quote(program);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  Outcome r;
-  r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = knn::test::without_fallback_note(read_file(err));
-  return r;
+  return knn::test::run_process(program, args);
 }
 
 // Sets an environment variable for one scope.
