@@ -39,10 +39,6 @@ struct Fold {
   std::vector<std::size_t> train, test;
 };
 
-struct Accumulator {
-  std::vector<std::vector<double>> per_fold;  // per score name
-};
-
 Score summarize(const std::vector<double>& v) {
   Score s;
   for (double x : v) s.mean += x;
@@ -177,7 +173,8 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       combos, std::vector<std::vector<std::vector<double>>>(nk, std::vector<std::vector<double>>(res.score_names.size())));
   if (cls) res.confusion.assign(combos, std::vector<std::vector<std::size_t>>(enc.size(), std::vector<std::size_t>(enc.size(), 0)));
 
-  // Predictions of held-out rows for every combo and k: pred[combo][k][held-out position].
+  // Scores one fold's held-out rows for one combination; pc / py hold their predictions for every
+  // k, k-major (ks.size() x held.size()).
   auto score_fold = [&](std::size_t combo, const std::vector<std::size_t>& held, const std::vector<int>& pc,
                         const std::vector<double>& py) {
     const std::size_t m = held.size();

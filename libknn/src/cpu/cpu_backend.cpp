@@ -143,19 +143,19 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
   }
   const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
   const std::size_t per_thread = (nq + 2 * static_cast<std::size_t>(threads) - 1) / (2 * static_cast<std::size_t>(threads));
-  const std::size_t kQueryBlock = std::min(kMaxQueryBlock, std::max<std::size_t>(16, (per_thread + 15) / 16 * 16));
-  const std::size_t blocks = (nq + kQueryBlock - 1) / kQueryBlock;
+  const std::size_t query_block = std::min(kMaxQueryBlock, std::max<std::size_t>(16, (per_thread + 15) / 16 * 16));
+  const std::size_t blocks = (nq + query_block - 1) / query_block;
 
 #pragma omp parallel num_threads(threads)
   {
     RowMat dots;
-    std::vector<float> l1(product ? 0 : kQueryBlock * kTrainBlock);
-    std::vector<Candidates> cand(kQueryBlock, Candidates(k));
+    std::vector<float> l1(product ? 0 : query_block * kTrainBlock);
+    std::vector<Candidates> cand(query_block, Candidates(k));
     std::vector<Ranked> scratch;
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t b = 0; b < static_cast<std::ptrdiff_t>(blocks); ++b) {
-      const std::size_t q0 = static_cast<std::size_t>(b) * kQueryBlock;
-      const std::size_t qb = std::min(kQueryBlock, nq - q0);
+      const std::size_t q0 = static_cast<std::size_t>(b) * query_block;
+      const std::size_t qb = std::min(query_block, nq - q0);
       for (std::size_t i = 0; i < qb; ++i) cand[i].reset();
       for (std::size_t t0 = 0; t0 < n; t0 += kTrainBlock) {
         const std::size_t tb = std::min(kTrainBlock, n - t0);
