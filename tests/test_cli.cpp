@@ -49,37 +49,8 @@ const std::string kCli = KNN_CLI_PATH;
 std::string data_file(const std::string& name) { return kSource + "/data/" + name; }
 std::string case_file(const std::string& name) { return kSource + "/tests/cli_cases/" + name; }
 
-// ---------------------------------------------------------------------------------------------
-// Temporary files: one folder per test process, removed at the end.
-
-const fs::path& temp_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("knn_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-class TempDirCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("knn_cli_test_" + std::to_string(::getpid())), ec);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempDirCleanup);
-
-std::string write_temp(const std::string& name, const std::string& content) {
-  const fs::path p = temp_dir() / name;
-  fs::create_directories(p.parent_path());
-  std::ofstream f(p, std::ios::binary);
-  f << content;
-  f.close();
-  if (!f) throw std::runtime_error("cannot write " + p.string());
-  return p.string();
-}
-
+using knn::test::temp_dir;
+using knn::test::write_temp;
 using knn::test::read_file;
 using knn::test::shell_quote;
 

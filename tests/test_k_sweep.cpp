@@ -51,38 +51,10 @@ const char* const kAllWeights = "uniform,distance,gaussian,inverse,subtract";
 std::string data_file(const std::string& name) { return kSource + "/data/" + name; }
 std::string expected_file(const std::string& name) { return kSource + "/tests/k_sweep/expected/" + name; }
 
-// ---------------------------------------------------------------------------------------------
-// Temporary files: one folder per test process, removed at the end.
-
-fs::path temp_root() { return fs::temp_directory_path() / ("knn_k_sweep_test_" + std::to_string(::getpid())); }
-
-const fs::path& temp_dir() {
-  static const fs::path dir = [] {
-    fs::create_directories(temp_root());
-    return temp_root();
-  }();
-  return dir;
-}
-
-class TempDirCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(temp_root(), ec);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempDirCleanup);
+using knn::test::temp_dir;
+using knn::test::write_temp;
 
 std::string temp_path(const std::string& name) { return (temp_dir() / name).string(); }
-
-std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string p = temp_path(name);
-  std::ofstream f(p, std::ios::binary);
-  f << content;
-  f.close();
-  if (!f) throw std::runtime_error("cannot write " + p);
-  return p;
-}
 
 using knn::test::read_file;
 using knn::test::shell_quote;

@@ -8,13 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "knn/matrix.hpp"
 
 namespace knn::test {
 
-inline std::filesystem::path temp_dir() {
+/// One folder of temporary files per test process, removed when the tests end.
+inline const std::filesystem::path& temp_dir() {
   static const std::filesystem::path dir = [] {
     auto d = std::filesystem::temp_directory_path() / ("knn_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
@@ -23,9 +25,23 @@ inline std::filesystem::path temp_dir() {
   return dir;
 }
 
+class TempDirCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("knn_test_" + std::to_string(::getpid())), ec);
+  }
+};
+inline ::testing::Environment* const temp_dir_cleanup = ::testing::AddGlobalTestEnvironment(new TempDirCleanup);
+
+/// Writes `content` to temp_dir()/name (subfolders created) and returns the path.
 inline std::string write_temp(const std::string& name, const std::string& content) {
   const auto p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << content;
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream f(p, std::ios::binary);
+  f << content;
+  f.close();
+  if (!f) throw std::runtime_error("cannot write " + p.string());
   return p.string();
 }
 
