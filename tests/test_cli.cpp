@@ -10,6 +10,8 @@
 
 #include "app_runner.hpp"
 
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -939,12 +941,57 @@ struct BadCase {
 
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
+using namespace std::string_literals;  // "...\0..."s keeps NUL bytes
+
+// Inputs too large to commit (10 MB lines) or whose bytes no tool may touch (NUL, control and
+// non-ASCII bytes), written to the temporary folder on first use.
+std::string generated_case(const std::string& name) {
+  static const std::map<std::string, std::function<std::string()>> makers{
+      // One line of 10 MiB: 5 Mi fields "1," where 3 are expected.
+      {"ten_mb_fields.csv", [] {
+         std::string s = "a,b,label\n1,2,x\n";
+         for (int i = 0; i < (5 << 20); ++i) s += "1,";
+         return s + "y\n5,6,y\n";
+       }},
+      {"ten_mb_cell.csv", [] { return "a,b,label\n1,2,x\n3," + std::string(10 << 20, '7') + ",y\n5,6,y\n"; }},
+      {"ten_mb_no_delimiter.csv", [] { return "a,b,label\n1,2,x\n" + std::string(10 << 20, 'z') + "\n5,6,y\n"; }},
+      {"ten_mb_single_line.csv", [] { return std::string(10 << 20, 'q'); }},
+      {"ten_mb_query.csv", [] { return "a,b\n1,2\n3," + std::string(10 << 20, '7') + "\n"; }},
+      // Beyond the 16 MiB that the line reader holds.
+      {"seventeen_mb_line.csv", [] { return "a,b,label\n1,2,x\n3," + std::string(17 << 20, '7') + ",y\n"; }},
+      // The start of a PNG file: high bytes, CR, NUL bytes on line 3.
+      {"binary_garbage.bin", [] { return "\x89PNG\r\n\x1A\n\0\0\0\rIHDR\0\0\0\x10\xFF\xFE,\x01\x02\n\0\0\n"s; }},
+      // A row that would read as valid if the line ended at its NUL byte.
+      {"nul_in_row.csv", [] { return "a,b,label\n1,2,x\n3,4,y\0junk\n5,6,y\n"s; }},
+      {"garbage_no_nul.csv", [] { return "\xFF\xFE\x01,\x80,label\n1,2,x\n\x90\xC3(,4,y\n"s; }},
+      {"control_bytes.csv", [] { return "a,b,label\n1,2,x\n3,\x01\xC3\xA9\tz\x7F,y\n"s; }},
+      // The bad cell is on line 4: the quoted label of the row before spans lines 2 and 3.
+      {"after_multiline_quote.csv", [] { return "a,b,label\n1,2,\"two\nlines\"\n3,abc,y\n"s; }},
+      {"unclosed_quote.csv", [] { return "a,b,label\n1,2,x\n3,4,\"y\n5,6,y\n"s; }},
+  };
+  const fs::path p = temp_dir() / "generated" / name;
+  if (!fs::exists(p)) write_temp("generated/" + name, makers.at(name)());
+  return p.string();
+}
+
+// "@name": a file in tests/cli_cases/; "TMP/name": a path in the temporary folder; "GEN/name": a
+// generated_case(); "DIR/name": an empty folder, made in the temporary folder.
 std::vector<std::string> expand(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (const auto& a : args) {
-    if (!a.empty() && a[0] == '@') out.push_back(case_file(a.substr(1)));
-    else if (a.rfind("TMP/", 0) == 0) out.push_back((temp_dir() / a.substr(4)).string());
-    else out.push_back(a);
+    if (!a.empty() && a[0] == '@') {
+      out.push_back(case_file(a.substr(1)));
+    } else if (a.rfind("TMP/", 0) == 0) {
+      out.push_back((temp_dir() / a.substr(4)).string());
+    } else if (a.rfind("GEN/", 0) == 0) {
+      out.push_back(generated_case(a.substr(4)));
+    } else if (a.rfind("DIR/", 0) == 0) {
+      const fs::path dir = temp_dir() / a.substr(4);
+      fs::create_directories(dir);
+      out.push_back(dir.string());
+    } else {
+      out.push_back(a);
+    }
   }
   return out;
 }
@@ -1031,6 +1078,89 @@ const BadCase kBadCases[] = {
     {"query_value_overflows_when_scaled", {"predict", "--train", "@bad/tiny_range.csv", "--query", "@bad/far_query.csv", "-k", "1"},
      {"bad/far_query.csv:2:1:", "\"1e+10\""}},
     {"output_into_missing_folder", predict_with({"-o", "TMP/no_such_folder/out.csv"}), {"no_such_folder", "out.csv"}},
+    {"directory_as_output", predict_with({"-o", "DIR/output_folder"}), {"output_folder:", "directory"}},
+    {"directory_as_query", {"predict", "--train", "@bad/two_features.csv", "--query", "@bad"},
+     {"cli_cases/bad:", "directory"}},
+    {"query_empty_file", {"predict", "--train", "@bad/two_features.csv", "--query", "@bad/empty.csv"},
+     {"bad/empty.csv:", "empty"}},
+    {"query_header_only", {"predict", "--train", "@bad/two_features.csv", "--query", "@bad/header_only.csv"},
+     {"bad/header_only.csv:", "no data rows"}},
+    // Option values: more spellings of k and of weight parameters, and the quoting of the value.
+    {"k_fraction", predict_with({"-k", "1.5"}), {"--k", "\"1.5\""}},
+    {"k_overflowing", predict_with({"-k", "99999999999999999999999"}), {"--k", "\"99999999999999999999999\""}},
+    {"weights_gaussian_nan", predict_with({"--weights", "gaussian:nan"}), {"--weights", "\"nan\""}},
+    {"weights_inverse_inf", predict_with({"--weights", "inverse:inf"}), {"--weights", "\"inf\""}},
+    {"weights_subtract_zero", predict_with({"--weights", "subtract:0"}), {"--weights", "\"0\""}},
+    {"weights_parameter_non_ascii_byte", predict_with({"--weights", "gaussian:\xFF"}), {"--weights", "\"\\xFF\""}},
+    // A newline in a value must not break the one error line.
+    {"option_value_with_newline", predict_with({"--task", "re\ngress"}), {"--task", "\"re\\ngress\""}},
+    {"option_value_cut_to_40_characters", predict_with({"--metric", std::string(60, 'm')}),
+     {"--metric", "\"" + std::string(40, 'm') + "...\""}},
+    // The label column: missing (empty option, no feature beside it, an empty cell, absent from
+    // a test file that must be scored) and selected by a name that two columns have.
+    {"label_empty_name", predict_with({"--label", ""}), {"--label", "\"\""}},
+    {"label_only_column", train_with("@bad/label_only.csv"),
+     {"bad/label_only.csv:1:", "no feature columns", "\"label\""}},
+    {"ignore_every_feature", predict_with({"--ignore", "x"}),
+     {"line_classify.csv:1:", "no feature columns", "ignored"}},
+    {"label_empty_cell", train_with("@bad/empty_label.csv"), {"bad/empty_label.csv:3:3:", "empty label", "\"label\""}},
+    {"test_file_without_the_label_column",
+     {"evaluate", "--train", "@bad/two_features.csv", "--test", "@bad/query_a_b.csv", "-k", "1"},
+     {"bad/query_a_b.csv:", "no label column", "\"label\""}},
+    {"label_name_appears_twice",
+     {"predict", "--train", "@bad/dup_label.csv", "--query", "@bad/query_a_b.csv", "--label", "label"},
+     {"bad/dup_label.csv:1:", "--label", "\"label\"", "appears 2 times"}},
+    {"ignore_name_appears_twice",
+     {"predict", "--train", "@bad/dup_id.csv", "--query", "@bad/query_a_b.csv", "--ignore", "id"},
+     {"bad/dup_id.csv:1:", "--ignore", "\"id\"", "appears 2 times"}},
+    // Query columns are matched to the training features by name: a name twice in either file.
+    {"train_feature_name_appears_twice",
+     {"predict", "--train", "@bad/dup_feature.csv", "--query", "@bad/query_a_b.csv"},
+     {"bad/dup_feature.csv:1:3:", "\"a\"", "appears twice", "query_a_b.csv"}},
+    {"query_feature_name_appears_twice",
+     {"neighbors", "--train", "@bad/two_features.csv", "--query", "@bad/query_dup_feature.csv"},
+     {"bad/query_dup_feature.csv:1:3:", "\"a\"", "appears twice"}},
+    {"test_file_label_name_appears_twice",
+     {"evaluate", "--train", "@bad/two_features.csv", "--test", "@bad/dup_label.csv", "-k", "1"},
+     {"bad/dup_label.csv:1:4:", "\"label\"", "appears twice"}},
+    // Mixed label types under --task regress: numbers, then a text label.
+    {"regress_numbers_then_a_text_label",
+     {"predict", "--train", "@bad/mixed_labels.csv", "--query", "@bad/query_a_b.csv", "--task", "regress"},
+     {"bad/mixed_labels.csv:3:3:", "\"ten\""}},
+    {"evaluate_regress_numbers_then_a_text_label",
+     {"evaluate", "--train", "@bad/mixed_labels.csv", "--task", "regress"},
+     {"bad/mixed_labels.csv:3:3:", "\"ten\""}},
+    {"regress_nan_target",
+     {"predict", "--train", "@bad/nan_target.csv", "--query", "@bad/query_a_b.csv", "--task", "regress"},
+     {"bad/nan_target.csv:3:3:", "\"nan\""}},
+    // Lines of 10 MB that are not valid rows, read in parallel chunks (the file is over 4 MiB) or
+    // by one thread; the quoted value is cut to 40 characters.
+    {"ten_megabyte_line_of_fields", train_with("GEN/ten_mb_fields.csv"),
+     {"ten_mb_fields.csv:3:4:", "expected 3 fields, found 5242881", "(extra value \"1\")"}},
+    {"ten_megabyte_cell", train_with("GEN/ten_mb_cell.csv"),
+     {"ten_mb_cell.csv:3:2:", "\"" + std::string(40, '7') + "...\""}},
+    {"ten_megabyte_cell_read_by_one_thread", train_with("GEN/ten_mb_cell.csv", {"--threads", "1"}),
+     {"ten_mb_cell.csv:3:2:", "\"" + std::string(40, '7') + "...\""}},
+    {"ten_megabyte_line_without_delimiters", train_with("GEN/ten_mb_no_delimiter.csv"),
+     {"ten_mb_no_delimiter.csv:3:1:", "found 1", "\"" + std::string(40, 'z') + "...\""}},
+    {"ten_megabyte_single_line_file", train_with("GEN/ten_mb_single_line.csv"),
+     {"ten_mb_single_line.csv:1:", "no feature columns", "\"" + std::string(40, 'q') + "...\""}},
+    {"ten_megabyte_query_line", {"neighbors", "--train", "@bad/two_features.csv", "--query", "GEN/ten_mb_query.csv"},
+     {"ten_mb_query.csv:3:2:", "\"" + std::string(40, '7') + "...\""}},
+    {"line_longer_than_the_reader_accepts", train_with("GEN/seventeen_mb_line.csv"),
+     {"seventeen_mb_line.csv:3:", "16 MiB"}},
+    // Binary data, and bytes that must be escaped in the quoted value.
+    {"binary_garbage_with_nul_bytes", train_with("GEN/binary_garbage.bin"),
+     {"binary_garbage.bin:3:1:", "NUL byte in \"\\x00\\x00\\x00\\rIHDR\\x00\\x00\\x00\\x10\\xFF\\xFE\""}},
+    {"nul_byte_after_a_valid_row", train_with("GEN/nul_in_row.csv"), {"nul_in_row.csv:3:3:", "\"y\\x00junk\""}},
+    {"binary_garbage_without_nul_bytes", train_with("GEN/garbage_no_nul.csv"),
+     {"garbage_no_nul.csv:3:1:", "\"\\x90\\xC3(\"", "\"\\xFF\\xFE\\x01\""}},
+    {"cell_with_control_and_non_ascii_bytes", train_with("GEN/control_bytes.csv"),
+     {"control_bytes.csv:3:2:", "\"\\x01\\xC3\\xA9\\tz\\x7F\""}},
+    // Quoted fields: line numbers after a record of two lines, and a quote never closed.
+    {"bad_cell_after_a_multi_line_quoted_field", train_with("GEN/after_multiline_quote.csv"),
+     {"after_multiline_quote.csv:4:2:", "\"abc\""}},
+    {"quoted_field_not_closed", train_with("GEN/unclosed_quote.csv"), {"unclosed_quote.csv:3:3:", "not closed"}},
 };
 
 class CliBadInput : public ::testing::TestWithParam<BadCase> {};
@@ -1060,11 +1190,16 @@ TEST_P(CliBadInput, ExitsWithOneErrorLineAndNoOutput) {
 TEST_P(CliBadInput, LeavesNoOutputFile) {
   const BadCase& c = GetParam();
   auto args = expand(c.args);
-  if (std::find(args.begin(), args.end(), "-o") != args.end()) {
-    // The output path is the fault: nothing may appear where it points.
+  const auto o = std::find(args.begin(), args.end(), "-o");
+  if (o != args.end()) {
+    // The output path is the fault: nothing may appear where it points. A folder stays empty; a
+    // missing folder stays missing.
+    const fs::path target = *(o + 1);
+    const bool folder = fs::is_directory(target);
     const CliResult r = cli(args);
     check_error_shape(r);
-    EXPECT_FALSE(fs::exists(temp_dir() / "no_such_folder")) << r;
+    if (folder) EXPECT_TRUE(fs::is_empty(target)) << r;
+    else EXPECT_FALSE(fs::exists(target.parent_path())) << r;
     return;
   }
   const fs::path dir = temp_dir() / (std::string("bad_out_") + c.name);
@@ -1088,12 +1223,90 @@ INSTANTIATE_TEST_SUITE_P(All, CliBadInput, ::testing::ValuesIn(kBadCases),
 
 TEST(CliBadInputProcess, ExitCodeAndStreams) {
   // As a program: exit status 2, one line on stderr, nothing on stdout.
-  for (const std::string name : {"k_zero", "non_numeric_cell", "unknown_subcommand", "missing_file", "weights_unknown"}) {
+  for (const std::string name : {"k_zero", "non_numeric_cell", "unknown_subcommand", "missing_file", "weights_unknown",
+                                  "option_value_with_newline", "binary_garbage_with_nul_bytes",
+                                  "ten_megabyte_line_of_fields"}) {
     SCOPED_TRACE(name);
     const auto it = std::find_if(std::begin(kBadCases), std::end(kBadCases), [&](const BadCase& c) { return c.name == name; });
     ASSERT_NE(it, std::end(kBadCases));
     check_bad(cli_process(expand(it->args)), *it);
   }
+}
+
+// Runs the built knn-cli as user and group 65534 (nobody), stdout and stderr captured apart and
+// standard input /dev/null. Needs root. Between fork and exec only async-signal-safe calls.
+CliResult cli_process_unprivileged(const std::vector<std::string>& args) {
+  constexpr uid_t kNobody = 65534;
+  std::vector<std::string> all{kCli};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string out = (temp_dir() / "unprivileged_stdout").string();
+  const std::string err = (temp_dir() / "unprivileged_stderr").string();
+  const int in_fd = ::open("/dev/null", O_RDONLY);
+  const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  CliResult r;
+  if (in_fd < 0 || out_fd < 0 || err_fd < 0) {
+    ADD_FAILURE() << "cannot open the files that capture the output";
+    return r;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0 || ::setgroups(0, nullptr) != 0 ||
+        ::setresgid(kNobody, kNobody, kNobody) != 0 || ::setresuid(kNobody, kNobody, kNobody) != 0)
+      ::_exit(126);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(in_fd);
+  ::close(out_fd);
+  ::close(err_fd);
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) {
+    ADD_FAILURE() << "cannot run " << kCli;
+    return r;
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = knn::test::without_fallback_note(read_file(err));
+  return r;
+}
+
+TEST(CliBadInputProcess, UnreadableFile) {
+  // Root reads a file whatever its mode, and CI runs the tests as root: there knn-cli runs as an
+  // unprivileged user, so that the mode really stops it. Without root the test runs as is.
+  const bool root = ::geteuid() == 0;
+  const fs::path dir = temp_dir() / "unreadable";
+  fs::create_directories(dir / "out");
+  using fs::perms;
+  const perms reachable =
+      perms::owner_all | perms::group_read | perms::group_exec | perms::others_read | perms::others_exec;
+  fs::permissions(temp_dir(), perms::group_exec | perms::others_exec, fs::perm_options::add);
+  fs::permissions(dir, reachable);
+  fs::permissions(dir / "out", perms::all);  // the unprivileged user may write the output here
+  const std::string train = write_temp("unreadable/train.csv", read_file(case_file("line_classify.csv")));
+  const std::string query = write_temp("unreadable/query.csv", read_file(case_file("line_query.csv")));
+  const perms readable = perms::owner_read | perms::owner_write | perms::group_read | perms::others_read;
+  fs::permissions(query, readable);
+  const std::string out = (dir / "out" / "predictions.csv").string();
+  const std::vector<std::string> args{"predict", "--train", train, "--query", query, "-o", out};
+  const auto run = [&] { return root ? cli_process_unprivileged(args) : cli_process(args); };
+
+  // Readable, the same command works for the same user: the failure below comes from the mode.
+  fs::permissions(train, readable);
+  const CliResult ok = run();
+  ASSERT_EQ(ok.code, 0) << ok;
+  ASSERT_TRUE(fs::exists(out)) << ok;
+  fs::remove(out);
+
+  fs::permissions(train, perms::none);
+  const BadCase expected{"unreadable_file", {}, {train + ": cannot open: Permission denied"}};
+  check_bad(run(), expected);
+  EXPECT_TRUE(fs::is_empty(dir / "out")) << "an output file was left for an unreadable input";
+  if (!root) check_bad(cli(args), expected);
+  fs::permissions(train, readable);
 }
 
 // =============================================================================================
@@ -1310,6 +1523,186 @@ TEST_F(CliVariants, TrainFromStandardInput) {
   const CliResult bad = cli_process({"predict", "--train", "-", "--query", case_file("base_query.csv")},
                               "printf 'f1,f2,label\\n1,x,a\\n' |");
   check_bad(bad, {"stdin", {}, {"<stdin>:2:2:", "\"x\""}});
+}
+
+TEST_F(CliVariants, QuotedFieldsWithEmbeddedNewlines) {
+  // An ignored "note" column first, whose quoted text spans three lines and holds the delimiter,
+  // doubled quotes and a CRLF: every record reads as the plain row.
+  int row = -1;
+  const auto with_note = [&row](const std::string& l) {
+    ++row;
+    const std::string note = "\"row " + std::to_string(row) + "\nsecond, line\r\n\"\"third\"\"\"";
+    return (row == 0 ? std::string("note") : note) + "," + l;
+  };
+  const std::string tr = write_temp("note_train.csv", map_lines(train_text, with_note));
+  row = -1;
+  const std::string q = write_temp("note_query.csv", map_lines(query_text, with_note));
+  ASSERT_EQ(count_lines(read_file(tr)), 1u + 7u * 3u);
+  expect_plain(outputs(tr, q, {"--ignore", "note"}), "a quoted note of three lines in both files");
+  expect_plain(outputs(tr, case_file("base_query.csv"), {"--ignore", "note"}), "a quoted note of three lines");
+}
+
+TEST_F(CliVariants, QuotedLabelWithANewline) {
+  // "red" becomes "dark\nred": classes sort by bytes as blue, "dark\nred", green, and the output
+  // quotes the label as CSV.
+  const auto relabel = [](const std::string& l) {
+    const auto pos = l.rfind(',');
+    return l.substr(pos + 1) == "red" ? l.substr(0, pos) + ",\"dark\nred\"" : l;
+  };
+  const std::string tr = write_temp("newline_label_train.csv", map_lines(train_text, relabel));
+  const Outputs o = outputs(tr, case_file("base_query.csv"));
+  const auto plain_rows = rows_of(plain.predict);
+  std::string expected = "prediction,p_blue,\"p_dark\nred\",p_green\n";
+  for (std::size_t i = 1; i < plain_rows.size(); ++i) {
+    const auto& r = plain_rows[i];  // prediction, p_blue, p_green, p_red
+    expected += (r[0] == "red" ? "\"dark\nred\"" : r[0]) + "," + r[1] + "," + r[3] + "," + r[2] + "\n";
+  }
+  EXPECT_EQ(o.predict, expected);
+  EXPECT_EQ(o.neighbors, plain.neighbors);
+}
+
+TEST_F(CliVariants, ConstantColumn) {
+  // A column c = 7 between f1 and f2 in both files. Its range (and variance) is 0, so it is
+  // scaled by 1 and every training and query value becomes 7 - 7 = 0: the distances are the plain
+  // ones, with every scaling.
+  int row = -1;
+  const auto with_c = [&row](const std::string& l) {
+    const auto p = l.find(',');
+    return l.substr(0, p) + (++row == 0 ? ",c," : ",7,") + l.substr(p + 1);
+  };
+  const std::string tr = write_temp("const_train.csv", map_lines(train_text, with_c));
+  row = -1;
+  const std::string q = write_temp("const_query.csv", map_lines(query_text, with_c));
+  ASSERT_EQ(read_file(tr).substr(0, 20), "f1,c,f2,label\n1.0,7,");
+  expect_plain(outputs(tr, q), "a constant column, min-max scaling");
+  for (const char* scale : {"standard", "none"}) {
+    const Outputs want = outputs(case_file("base_train.csv"), case_file("base_query.csv"), {"--scale", scale});
+    const Outputs got = outputs(tr, q, {"--scale", scale});
+    EXPECT_EQ(got.predict, want.predict) << scale;
+    EXPECT_EQ(got.neighbors, want.neighbors) << scale;
+  }
+}
+
+TEST_F(CliVariants, DuplicatedRows) {
+  // Every training row twice: row i becomes rows 2i and 2i+1 at equal distances, so the k = 8
+  // neighbours are the plain k = 4 ones, each twice, the copy after the original. A uniform vote
+  // over k = 6 counts each plain neighbour of k = 3 twice: the same shares, bit for bit.
+  std::string doubled;
+  const auto lines = lines_of(train_text);
+  for (std::size_t i = 0; i < lines.size(); ++i) doubled += lines[i] + "\n" + (i ? lines[i] + "\n" : "");
+  const std::string tr = write_temp("doubled_train.csv", doubled);
+  const std::string q = case_file("base_query.csv");
+  std::string expected = "query,rank,index,distance\n";
+  for (const auto& r : rows_of(plain.neighbors)) {
+    if (r[0] == "query") continue;
+    const long rank = std::stol(r[1]), index = std::stol(r[2]);
+    for (long copy = 0; copy < 2; ++copy)
+      expected += r[0] + "," + std::to_string(2 * rank - 1 + copy) + "," + std::to_string(2 * index + copy) + "," +
+                  r[3] + "\n";
+  }
+  EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "8"}), expected);
+  EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", q, "-k", "6", "--proba"}),
+            cli_ok({"predict", "--train", case_file("base_train.csv"), "--query", q, "-k", "3", "--proba"}));
+}
+
+TEST_F(CliVariants, SingleClass) {
+  // Every label "red": the neighbours do not depend on the labels; every vote is all red.
+  const std::string tr = write_temp("one_class_train.csv", map_lines(train_text, [](const std::string& l) {
+                                      return l.substr(0, l.rfind(',')) + (l.rfind("f1,", 0) == 0 ? ",label" : ",red");
+                                    }));
+  const Outputs o = outputs(tr, case_file("base_query.csv"));
+  EXPECT_EQ(o.predict, "prediction,p_red\nred,1\nred,1\nred,1\nred,1\n");
+  EXPECT_EQ(o.neighbors, plain.neighbors);
+  // Cross-validated: every score is exactly 1 in every fold (no NaN from a class never missed).
+  const Json j = parse_json(cli_ok({"evaluate", "--train", tr, "-k", "3", "--folds", "3", "--format", "json"}));
+  ASSERT_EQ(j["metrics"].size(), 3u);
+  for (const auto& [name, score] : j["metrics"].object) {
+    EXPECT_EQ(score["mean"].number, 1.0) << name;
+    EXPECT_EQ(score["std"].number, 0.0) << name;
+  }
+}
+
+TEST(CliAwkward, SingleTrainingRowWithKOne) {
+  // One training row (3, 4). Min-max: range 0, so the scale is 1 and the offset 3, 4 (standard:
+  // mean 3, 4 and deviation 0, the same): the row becomes (0, 0) and a query (x, y) becomes
+  // (x - 3, y - 4). The queries (0, 0), (6, 8) and (3, 4) are then at 5, 5 and 0, as unscaled.
+  const std::string tr = write_temp("one_row.csv", "x,y,label\n3,4,a\n");
+  const std::string tr_regress = write_temp("one_row_regress.csv", "x,y,target\n3,4,2.5\n");
+  const std::string q = write_temp("one_row_query.csv", "x,y\n0,0\n6,8\n3,4\n");
+  for (const char* scale : {"minmax", "standard", "none"}) {
+    SCOPED_TRACE(scale);
+    EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "1", "--scale", scale}),
+              "query,rank,index,distance\n0,1,0,5\n1,1,0,5\n2,1,0,0\n");
+    EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", q, "-k", "1", "--scale", scale, "--proba", "--weights",
+                      "distance"}),
+              "prediction,p_a\na,1\na,1\na,1\n");
+    // Distance weights at distance 0 (the third query) and 5: one row, its target either way.
+    EXPECT_EQ(cli_ok({"predict", "--train", tr_regress, "--query", q, "-k", "1", "--scale", scale, "--task", "regress",
+                      "--weights", "distance"}),
+              "prediction\n2.5\n2.5\n2.5\n");
+  }
+}
+
+TEST(CliAwkward, QueryOffAConstantColumn) {
+  // Training rows (0, 5) and (4, 5); query (1, 6). Min-max: x is divided by 4, c has range 0 and
+  // is scaled by 1 with offset 5. The query becomes (0.25, 1), the rows (0, 0) and (1, 0):
+  // distances sqrt(0.0625 + 1) = sqrt(1.0625) and sqrt(0.5625 + 1) = 1.25.
+  const std::string tr = write_temp("const_col.csv", "x,c,label\n0,5,a\n4,5,b\n");
+  const std::string q = write_temp("const_col_query.csv", "x,c\n1,6\n");
+  EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "2"}),
+            "query,rank,index,distance\n0,1,0," + knn::format_double(std::sqrt(1.0625)) + "\n0,2,1,1.25\n");
+}
+
+TEST(CliAwkward, AllIdenticalRows) {
+  // Five rows (2, 3) labelled a, b, a, b, a with targets 1..5. Every range is 0: the rows become
+  // (0, 0), the query (2, 3) becomes (0, 0) and (5, 7) becomes (3, 4). All rows tie, so the
+  // neighbours are rows 0, 1, 2, ... in index order, at 0 and at 5.
+  const std::string tr = write_temp("identical.csv", "x,y,label\n2,3,a\n2,3,b\n2,3,a\n2,3,b\n2,3,a\n");
+  const std::string tr_regress = write_temp("identical_regress.csv", "x,y,target\n2,3,1\n2,3,2\n2,3,3\n2,3,4\n2,3,5\n");
+  const std::string q = write_temp("identical_query.csv", "x,y\n2,3\n5,7\n");
+  EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "5"}),
+            "query,rank,index,distance\n0,1,0,0\n0,2,1,0\n0,3,2,0\n0,4,3,0\n0,5,4,0\n"
+            "1,1,0,5\n1,2,1,5\n1,3,2,5\n1,4,3,5\n1,5,4,5\n");
+  // k = 3: rows 0, 1, 2 vote a, b, a. k = 5: a three times of five.
+  EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", q, "-k", "3", "--proba"}),
+            "prediction,p_a,p_b\na,0.6666666666666666,0.3333333333333333\na,0.6666666666666666,0.3333333333333333\n");
+  EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", q, "-k", "5", "--proba"}),
+            "prediction,p_a,p_b\na,0.6,0.4\na,0.6,0.4\n");
+  // The mean of 1..5; with distance weights the first query has all five at distance 0, which
+  // then count alone and equally. (The second query's weights, 1/5 each, do not sum exactly: its
+  // value is left to the rounding tests of the weights.)
+  const std::vector<std::string> args{"predict", "--train", tr_regress, "--query", q, "-k", "5", "--task", "regress"};
+  EXPECT_EQ(cli_ok(args), "prediction\n3\n3\n");
+  auto distance = args;
+  distance.insert(distance.end(), {"--weights", "distance"});
+  EXPECT_EQ(cli_ok(distance).substr(0, 13), "prediction\n3\n");
+}
+
+TEST(CliAwkward, FeaturesThatDifferOnlyInTheLastFloatBit) {
+  // As float32, 1.0000001 is 1 + 2^-23 (0x3F800001) and 0.99999994 is 1 - 2^-24 (0x3F7FFFFF),
+  // the two neighbours of 1. Distances are computed in double from the floats: 2^-23 =
+  // 1.1920928955078125e-07, 2^-24 = 5.960464477539063e-08 and their sum 1.7881393432617188e-07.
+  // The rows are in neither ascending nor descending order, so index order cannot pass for the
+  // right one.
+  const std::string tr = write_temp("last_bit.csv", "x,label\n1.0000001,b\n1,a\n0.99999994,c\n");
+  const std::string q = write_temp("last_bit_query.csv", "x\n1\n1.0000001\n");
+  const std::string unscaled = cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "3", "--scale", "none"});
+  EXPECT_EQ(unscaled,
+            "query,rank,index,distance\n"
+            "0,1,1,0\n0,2,2,5.960464477539063e-08\n0,3,0,1.1920928955078125e-07\n"
+            "1,1,0,0\n1,2,1,1.1920928955078125e-07\n1,3,2,1.7881393432617188e-07\n");
+  EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", q, "-k", "1", "--scale", "none"}), "prediction\na\nb\n");
+  // Min-max: the range is 3 * 2^-24, so the rows scale to 1, 1/3 and 0, and 1/3 rounds to the
+  // float 0.3333333432674408; the differences of those floats are exact in double.
+  EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "3"}),
+            "query,rank,index,distance\n"
+            "0,1,1,0\n0,2,2,0.3333333432674408\n0,3,0,0.6666666567325592\n"
+            "1,1,0,0\n1,2,1,0.6666666567325592\n1,3,2,1\n");
+  // The same floats written out in full decimal read the same, bit for bit.
+  const std::string exact = write_temp("last_bit_exact.csv",
+                                       "x,label\n1.00000011920928955078125,b\n1,a\n0.999999940395355224609375,c\n");
+  const std::string q_exact = write_temp("last_bit_exact_query.csv", "x\n1.0\n1.00000011920928955078125\n");
+  EXPECT_EQ(cli_ok({"neighbors", "--train", exact, "--query", q_exact, "-k", "3", "--scale", "none"}), unscaled);
 }
 
 TEST(CliTinyValues, UnderflowReadsAsZero) {

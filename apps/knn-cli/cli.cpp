@@ -111,6 +111,9 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
   c.csv.header = r.count("no-header") == 0;
   c.csv.delimiter = app::parse_delimiter(get(r, "delimiter"));
   c.csv.label = get(r, "label");
+  // An empty value (an unset shell variable, say) must not quietly mean the default last column.
+  if (r.count("label") && c.csv.label.empty())
+    throw Error::option("label", "empty column name " + quote(c.csv.label) + " (give a name or a 0-based index)");
   if (r.count("ignore")) c.csv.ignore = app::split_list(get(r, "ignore"));
   c.params.k = app::parse_count("k", get(r, "k"), 1);
   c.task = parse_task(get(r, "task"));

@@ -35,8 +35,32 @@ CsvReader::CsvReader(const std::string& path, char delimiter) : name_(path), del
   }
 }
 
+namespace {
+
+// LineReader ends a line at its first NUL byte, so the rest of the line would be dropped without
+// a word. A NUL byte means binary data, not CSV text: the file is refused where the first one is
+// (its field counted by delimiters on its line, as quotes do not matter in binary data).
+void refuse_nul_bytes(const std::string& name, const char* begin, const char* end, char delim,
+                      std::size_t line_offset) {
+  const auto* nul = static_cast<const char*>(std::memchr(begin, '\0', static_cast<std::size_t>(end - begin)));
+  if (!nul) return;
+  const char* line_begin = nul;
+  while (line_begin != begin && line_begin[-1] != '\n') --line_begin;
+  const char* cell_begin = nul;
+  while (cell_begin != line_begin && cell_begin[-1] != delim) --cell_begin;
+  const char* cell_end = nul;
+  while (cell_end != end && *cell_end != delim && *cell_end != '\n') ++cell_end;
+  const auto line = line_offset + 1 + static_cast<std::size_t>(std::count(begin, line_begin, '\n'));
+  const auto column = 1 + static_cast<std::size_t>(std::count(line_begin, nul, delim));
+  const std::string_view cell(cell_begin, static_cast<std::size_t>(cell_end - cell_begin));
+  throw Error::at(name, line, column, "NUL byte in " + quote(cell) + ": binary data, not CSV text");
+}
+
+}  // namespace
+
 CsvReader::CsvReader(std::string name, const char* begin, const char* end, char delimiter, std::size_t line_offset)
     : name_(std::move(name)), delim_(delimiter), line_offset_(line_offset) {
+  refuse_nul_bytes(name_, begin, end, delim_, line_offset_);
   reader_ = std::make_unique<io::LineReader>(name_, begin, end);
 }
 
@@ -80,14 +104,19 @@ Source::~Source() {
 
 CsvReader::~CsvReader() = default;
 
+char* CsvReader::next_line() {
+  try {
+    return reader_->next_line();
+  } catch (const io::error::line_length_limit_exceeded&) {
+    // LineReader has already counted the line it refuses.
+    throw Error::at(name_, reader_->get_file_line() + line_offset_, 0,
+                    "line longer than the 16 MiB the reader accepts");
+  }
+}
+
 bool CsvReader::next() {
   for (;;) {
-    char* line = nullptr;
-    try {
-      line = reader_->next_line();
-    } catch (const io::error::line_length_limit_exceeded&) {
-      throw Error::at(name_, reader_->get_file_line() + line_offset_ + 1, 0, "line longer than the 16 MiB the reader accepts");
-    }
+    char* line = next_line();
     if (!line) return false;
     line_ = reader_->get_file_line() + line_offset_;
     if (*line == '\0') continue;  // blank lines are skipped, as most CSV readers do
@@ -123,7 +152,7 @@ void CsvReader::split_quoted(std::string_view first) {
   for (;;) {
     if (i == record.size()) {
       if (!quoted) break;
-      char* more = reader_->next_line();  // a quoted field goes on on the next line
+      char* more = next_line();  // a quoted field goes on on the next line
       if (!more) throw Error::at(name_, line_, spans_.size() + 1, "quoted field is not closed before the end of the file");
       record += '\n';
       record += more;

@@ -32,6 +32,7 @@ class CsvReader {
   const std::string& name() const { return name_; }
 
  private:
+  char* next_line();  // the next physical line, or nullptr at the end
   void split_plain(char* line);
   void split_quoted(std::string_view first);
 

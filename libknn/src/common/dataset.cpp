@@ -92,7 +92,8 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
       const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
       throw Error::at(reader.name(), reader.line(), col,
                       "expected " + std::to_string(ncols) + " fields, found " + std::to_string(cells.size()) +
-                          (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")" : ""));
+                          (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
+                                                : " (last value " + quote(cells.back()) + ")"));
     }
     const std::size_t base = values.size();
     values.resize(base + d);
@@ -256,7 +257,8 @@ Dataset load_csv(const std::string& path, const CsvOptions& o) {
       data.feature_names.push_back(data.column_names[c]);
     }
   if (data.feature_columns.empty())
-    throw Error::at(data.source, 1, 0, "no feature columns (only the label" + std::string(o.ignore.empty() ? "" : " and ignored columns") + ")");
+    throw Error::at(data.source, 1, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
+                                           std::string(o.ignore.empty() ? "" : " and ignored columns") + ")");
   data.label_name = data.column_names[data.label_column];
   read_all_rows(reader, content, o, role, data);
   return data;
@@ -274,10 +276,22 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   data.feature_names = train.feature_names;
   data.feature_columns.assign(d, Dataset::npos);
   if (o.header) {
+    // Columns are matched by name, so a name must not stand for two features of the training file
+    // (one query column would fill both), nor for two query columns that are read (a second
+    // label column would give two labels per row).
+    std::map<std::string, std::size_t> train_pos;
+    for (std::size_t f = 0; f < d; ++f)
+      if (!train_pos.emplace(train.feature_names[f], f).second)
+        throw Error::at(train.source, 1, train.feature_columns[f] + 1,
+                        "column name " + quote(train.feature_names[f]) + " appears twice, so the columns of " +
+                            data.source + " cannot be matched to it by name");
     std::map<std::string, std::size_t> pos;
-    for (std::size_t c = 0; c < ncols; ++c)
-      if (!pos.emplace(data.column_names[c], c).second && std::find(train.feature_names.begin(), train.feature_names.end(), data.column_names[c]) != train.feature_names.end())
-        throw Error::at(data.source, 1, c + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+    for (std::size_t c = 0; c < ncols; ++c) {
+      const std::string& name = data.column_names[c];
+      const bool read = train_pos.count(name) > 0 || (train.has_labels() && name == train.label_name);
+      if (!pos.emplace(name, c).second && read)
+        throw Error::at(data.source, 1, c + 1, "column name " + quote(name) + " appears twice");
+    }
     for (std::size_t f = 0; f < d; ++f) {
       auto it = pos.find(train.feature_names[f]);
       if (it == pos.end())
