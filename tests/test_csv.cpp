@@ -116,6 +116,22 @@ TEST(Csv, LongValuesAreCutInMessages) {
   EXPECT_NE(msg.find("\"" + std::string(40, 'z') + "...\""), std::string::npos) << msg;
 }
 
+// Found by fuzzing: a file name with control bytes (or an empty one) went into the error line raw.
+TEST(Csv, FileNamesInMessagesAreOnePrintableLine) {
+  const auto message_for = [](const std::string& path) {
+    try {
+      knn::load_csv(path, {});
+    } catch (const knn::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string odd = message_for("no\nsuch\x01" "file.csv");
+  EXPECT_EQ(odd.rfind("no\\x0Asuch\\x01file.csv: cannot open", 0), 0u) << odd;
+  const std::string empty = message_for("");
+  EXPECT_EQ(empty.rfind("\"\": cannot open", 0), 0u) << empty;
+}
+
 TEST(Csv, TinyValuesUnderflowLikeAConversionFromDouble) {
   const auto d = load("tiny.csv", "a,l\n1e-50,x\n+2.5,y\n");
   EXPECT_EQ(d.features(0, 0), 0.0f);

@@ -241,6 +241,25 @@ TEST(KSweepOutput, KListForms) {
   EXPECT_EQ(ks({"--k", "120"}), "120");  // the largest allowed: 4 of 5 folds of 150 rows
 }
 
+// Found by fuzzing: a range ending at 2^64 - 1 once made the k loop wrap and never end. Now
+// the list is counted, and k beyond the training rows is the usual error.
+TEST(KSweepOutput, KRangeAtTheTopOfUint64EndsInAnError) {
+  for (const std::string k : {"18446744073709551615:18446744073709551615", "18446744073709551610:18446744073709551615:4"}) {
+    const Outcome r = sweep({"--data", data_file("iris.csv"), "--k", k});
+    EXPECT_EQ(r.code, 2) << r;
+    EXPECT_NE(r.err.find("--k"), std::string::npos) << r;
+  }
+}
+
+// Found by fuzzing: an argument that starts with "--" but holds raw bytes reached the user in the
+// option parser's own words, with typographic quotes and the bytes unescaped.
+TEST(KSweepOutput, MalformedOptionIsQuotedInAscii) {
+  const Outcome r = sweep({"--data", data_file("iris.csv"), "--weig\x98\x8bhts", "uniform"});
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("\"--weig\\x98\\x8Bhts\""), std::string::npos) << r;
+  for (unsigned char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << r;
+}
+
 // The best row by the rule of EvalResult::best: highest accuracy or lowest RMSE, ties to the
 // smaller k (then the earlier row).
 std::size_t best_row(const Table& t, bool classify) {

@@ -77,7 +77,9 @@ std::vector<std::size_t> parse_k_list(const std::string& text) {
     if (stop < start) throw bad("stop is smaller than start");
     if (step < 1) throw bad("step must be at least 1");
     if ((stop - start) / step >= 1000000) throw bad("more than a million k values");
-    for (std::uint64_t k = start; k <= stop; k += step) ks.push_back(static_cast<std::size_t>(k));
+    // Counted, not `k <= stop; k += step`: near 2^64 that sum wraps and the loop never ends.
+    const std::uint64_t count = (stop - start) / step + 1;
+    for (std::uint64_t i = 0; i < count; ++i) ks.push_back(static_cast<std::size_t>(start + i * step));
   } else {
     for (const auto& p : split_list(text)) {
       std::uint64_t v = 0;
@@ -132,6 +134,39 @@ std::string json_number(double v) {
   return format_double(v);
 }
 
+namespace {
+// cxxopts quotes the argument in its messages with typographic quotes and leaves its bytes raw.
+// Returns the message with each such quoted text in the project's escaped ASCII quotes, or with
+// `only_first`, just the first quoted text.
+std::string requote(const std::string& message, bool only_first) {
+  static const std::string open = "\xe2\x80\x98", close = "\xe2\x80\x99";
+  std::string out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t b = message.find(open, pos);
+    const std::size_t e = b == std::string::npos ? b : message.find(close, b + open.size());
+    if (e == std::string::npos) break;
+    const std::string quoted = quote(std::string_view(message).substr(b + open.size(), e - b - open.size()));
+    if (only_first) return quoted;
+    out += message.substr(pos, b - pos) + quoted;
+    pos = e + close.size();
+  }
+  if (only_first) return quote(message);
+  out += message.substr(pos);
+  // Whatever else is left outside printable ASCII is escaped too.
+  std::string clean;
+  for (unsigned char c : out) {
+    if (c >= 0x20 && c < 0x7f) clean += static_cast<char>(c);
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      clean += buf;
+    }
+  }
+  return clean;
+}
+}  // namespace
+
 cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv,
                                      const std::string& help_hint) {
   // The parser knows one-letter names only as short options: --k becomes -k.
@@ -166,8 +201,11 @@ cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const 
         break;
       }
     throw Error("option " + quote(last) + " needs a value");
+  } catch (const cxxopts::exceptions::invalid_option_syntax& e) {
+    // E.g. "--weig\x98ghts": no option can be read from it.
+    throw Error("argument " + requote(e.what(), true) + " is not an option (" + help_hint + ")");
   } catch (const cxxopts::exceptions::exception& e) {
-    throw Error(e.what());
+    throw Error(requote(e.what(), false));
   }
 }
 

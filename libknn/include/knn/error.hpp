@@ -12,7 +12,8 @@ class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 
-  /// "FILE:LINE:COLUMN: WHAT" (line and column 1-based; 0 leaves them out).
+  /// "FILE:LINE:COLUMN: WHAT" (line and column 1-based; 0 leaves them out). Bytes of FILE outside
+  /// printable ASCII are shown as \xNN; an empty FILE as "".
   static Error at(std::string_view file, std::size_t line, std::size_t column, std::string_view what);
   /// "option --NAME: WHAT".
   static Error option(std::string_view name, std::string_view what);
