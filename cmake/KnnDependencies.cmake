@@ -3,6 +3,18 @@ find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
 
+# MPI (Debian: libopenmpi-dev, openmpi-bin) for sharded training sets; KNN_ENABLE_MPI defaults to
+# on when it is found, and a build without it is unchanged.
+find_package(MPI COMPONENTS CXX QUIET)
+set(_knn_mpi_default OFF)
+if(MPI_CXX_FOUND)
+  set(_knn_mpi_default ON)
+endif()
+option(KNN_ENABLE_MPI "Shard training sets over MPI ranks (knn/mpi.hpp; mpirun -np N knn-cli ...)" ${_knn_mpi_default})
+if(KNN_ENABLE_MPI AND NOT MPI_CXX_FOUND)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+
 find_path(KNN_FCCP_INCLUDE_DIR libfccp/csv.h REQUIRED
   DOC "fast-cpp-csv-parser (Debian package libfccp-dev)")
 if(NOT TARGET knn_fccp)

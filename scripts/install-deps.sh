@@ -6,6 +6,8 @@ set -euo pipefail
 required=(cmake ninja-build g++ libeigen3-dev libcxxopts-dev libfccp-dev libgtest-dev googletest)
 # The sanitizer preset: clang with its sanitizer and libFuzzer runtimes, and LLVM's OpenMP.
 required+=(clang libclang-rt-14-dev libomp-dev)
+# Sharded training sets over MPI ranks (the tests run mpirun -np 2..4).
+required+=(libopenmpi-dev openmpi-bin)
 optional=(gnuplot-nox)
 
 missing=()

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "app_common.hpp"
+#include "knn/mpi.hpp"
 #include "knn/knn.hpp"
 
 #ifndef KNN_GNUPLOT_PATH
@@ -333,7 +334,7 @@ std::string json_document(const EvalResult& res, const Settings& st, const Datas
   const EvalOptions& eo = st.eval;
   const bool kfold = eo.folds.kind == FoldSpec::Kind::kfold;
   std::ostringstream s;
-  s << "{\"settings\": {\"data\": " << app::json_string(st.data_path) << ", \"rows\": " << data.size()
+  s << "{\"settings\": {\"data\": " << app::json_string(st.data_path) << ", \"rows\": " << data.all_rows()
     << ", \"features\": " << data.dims() << ", \"label\": " << app::json_string(data.label_name)
     << ", \"task\": \"" << to_string(eo.task) << "\",\n  \"validation\": \"" << validation_name(eo.folds.kind)
     << "\", \"folds\": " << res.folds << ", \"stratified\": " << (kfold && eo.task == Task::classify ? "true" : "false")
@@ -370,6 +371,15 @@ std::string best_line(const EvalResult& res) {
 
 std::string folds_csv(const Dataset& data, const EvalOptions& eo) {
   std::vector<int> fold;
+  if (distributed(eo.backend.comm.get())) {
+    // Sharded: the folds are planned over the labels of every rank's rows, as evaluate() does.
+    Dataset all;
+    all.labels = gather_labels(*eo.backend.comm, data.labels);
+    all.features.rows = data.all_rows();
+    EvalOptions one = eo;
+    one.backend.comm = nullptr;
+    return folds_csv(all, one);
+  }
   if (eo.folds.kind == FoldSpec::Kind::loo) {
     fold.resize(data.size());
     for (std::size_t i = 0; i < fold.size(); ++i) fold[i] = static_cast<int>(i);
@@ -601,7 +611,12 @@ void write_result(const std::string& path, const std::string& content, std::ostr
 
 }  // namespace
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostream& err_stream) {
+  // Under mpirun every rank computes; rank 0 alone writes results and messages.
+  const auto comm = mpi::world();
+  std::ostream null_stream(nullptr);
+  std::ostream& out = comm && comm->rank() > 0 ? null_stream : out_stream;
+  std::ostream& err = comm && comm->rank() > 0 ? null_stream : err_stream;
   return app::guarded(kProg, err, [&]() -> int {
     auto options = make_options();
     const char* const fallback[] = {kProg};
@@ -618,10 +633,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (!r.unmatched().empty()) throw Error("unexpected argument " + quote(r.unmatched().front()) + " (options start with --)");
 
     Settings st = read_settings(r, err);
-    const Dataset data = load_csv(st.data_path, st.csv);
+    st.eval.backend.comm = comm;
+    const Dataset data = load_csv_sharded(st.data_path, st.csv, comm.get());
     Dataset test;
     if (st.eval.folds.kind == FoldSpec::Kind::test) {
-      test = load_query_csv(st.test_path, st.csv, data);
+      collective(comm.get(), [&] { test = load_query_csv(st.test_path, st.csv, data); });
       st.eval.folds.test = &test;
     }
     app::Progress progress(err, "folds");
@@ -635,9 +651,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     progress.finish();
 
+    const std::string folds = st.save_folds.empty() ? std::string() : folds_csv(data, st.eval);
+    if (comm && comm->rank() > 0) return 0;
     // Everything is made before anything is written.
     const std::string table = st.format == "json" ? json_document(res, st, data) : csv_table(res, st.eval);
-    const std::string folds = st.save_folds.empty() ? std::string() : folds_csv(data, st.eval);
     const std::string image = st.plot.empty() ? std::string() : plot_image(res, st);
 
     if (!st.plot.empty()) write_result(st.plot, image, out);

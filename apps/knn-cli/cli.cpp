@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app_common.hpp"
+#include "knn/mpi.hpp"
 #include "knn/knn.hpp"
 
 namespace knn::cli {
@@ -152,15 +153,22 @@ std::string naming_query_cells(const Dataset& query, F&& f) {
 std::string predict_text(const cxxopts::ParseResult& r, const Common& c, const Dataset& train, const Dataset& query);
 std::string neighbors_text(const Common& c, const Dataset& train, const Dataset& query);
 
+// With several MPI ranks each loads its shard of the training rows and the whole query file.
+Dataset load_query(const std::string& path, const Common& c, const Dataset& train) {
+  Dataset query;
+  collective(c.params.backend.comm.get(), [&] { query = load_query_csv(path, c.csv, train); });
+  return query;
+}
+
 std::string run_predict(const cxxopts::ParseResult& r, const Common& c) {
-  const Dataset train = load_csv(required(r, "train", "predict"), c.csv);
-  const Dataset query = load_query_csv(required(r, "query", "predict"), c.csv, train);
+  const Dataset train = load_csv_sharded(required(r, "train", "predict"), c.csv, c.params.backend.comm.get());
+  const Dataset query = load_query(required(r, "query", "predict"), c, train);
   return naming_query_cells(query, [&] { return predict_text(r, c, train, query); });
 }
 
 std::string run_neighbors(const cxxopts::ParseResult& r, const Common& c) {
-  const Dataset train = load_csv(required(r, "train", "neighbors"), c.csv);
-  const Dataset query = load_query_csv(required(r, "query", "neighbors"), c.csv, train);
+  const Dataset train = load_csv_sharded(required(r, "train", "neighbors"), c.csv, c.params.backend.comm.get());
+  const Dataset query = load_query(required(r, "query", "neighbors"), c, train);
   return naming_query_cells(query, [&] { return neighbors_text(c, train, query); });
 }
 
@@ -267,7 +275,7 @@ std::string fixed(double v, int digits = 4) {
 }
 
 std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::ostream& err) {
-  const Dataset data = load_csv(required(r, "train", "evaluate"), c.csv);
+  const Dataset data = load_csv_sharded(required(r, "train", "evaluate"), c.csv, c.params.backend.comm.get());
   EvalOptions eo;
   eo.task = c.task;
   eo.ks = {c.params.k};
@@ -280,7 +288,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
   if (modes > 1) throw Error::option("folds", "choose one of --test, --folds and --loo");
   Dataset test;
   if (r.count("test")) {
-    test = load_query_csv(get(r, "test"), c.csv, data);
+    test = load_query(get(r, "test"), c, data);
     eo.folds.kind = FoldSpec::Kind::test;
     eo.folds.test = &test;
   } else if (r.count("loo")) {
@@ -299,7 +307,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
   if (c.format == "json") {
     s << "{\"task\": \"" << to_string(res.task) << "\", \"k\": " << row.k << ", \"folds\": " << res.folds
       << ", \"validation\": \"" << fold_text << "\", \"weights\": " << app::json_string(row.weights.to_string())
-      << ", \"metric\": \"" << to_string(row.metric) << "\", \"scale\": \"" << to_string(eo.scaling) << "\", \"rows\": " << data.size()
+      << ", \"metric\": \"" << to_string(row.metric) << "\", \"scale\": \"" << to_string(eo.scaling) << "\", \"rows\": " << data.all_rows()
       << ",\n \"metrics\": {";
     for (std::size_t i = 0; i < res.score_names.size(); ++i)
       s << (i ? ", " : "") << '"' << res.score_names[i] << "\": {\"mean\": " << app::json_number(row.scores[i].mean)
@@ -327,7 +335,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
     return s.str();
   }
   s << "task      " << to_string(res.task) << "\n";
-  s << "data      " << data.source << " (" << data.size() << " rows, " << data.dims() << " features";
+  s << "data      " << data.source << " (" << data.all_rows() << " rows, " << data.dims() << " features";
   if (res.task == Task::classify) s << ", " << res.classes.size() << " classes";
   s << ")\n";
   s << "k         " << row.k << "\nweights   " << row.weights.to_string() << "\nmetric    " << to_string(row.metric)
@@ -363,7 +371,12 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
 
 }  // namespace
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostream& err_stream) {
+  // Under mpirun every rank computes; rank 0 alone writes results and messages.
+  const auto comm = mpi::world();
+  std::ostream null_stream(nullptr);
+  std::ostream& out = comm && comm->rank() > 0 ? null_stream : out_stream;
+  std::ostream& err = comm && comm->rank() > 0 ? null_stream : err_stream;
   return app::guarded("knn-cli", err, [&]() -> int {
     if (argc < 2) throw Error("no subcommand (expected predict, evaluate or neighbors; see knn-cli --help)");
     const std::string cmd = argv[1];
@@ -385,11 +398,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     if (!r.unmatched().empty()) throw Error("unexpected argument " + quote(r.unmatched().front()) + " (options start with --)");
     check_stdin_once(r);
-    const Common c = common_options(r, err);
+    Common c = common_options(r, err);
+    c.params.backend.comm = comm;
     std::string result;
     if (cmd == "predict") result = run_predict(r, c);
     else if (cmd == "neighbors") result = run_neighbors(r, c);
     else result = run_evaluate(r, c, err);
+    if (comm && comm->rank() > 0) return 0;
     if (c.output == "-") {
       out << result << std::flush;
     } else {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "knn/communicator.hpp"
 #include "knn/matrix.hpp"
 
 namespace knn {
@@ -17,6 +18,10 @@ struct CsvOptions {
   std::string label;
   /// Columns left out of the features, by name or index (as label).
   std::vector<std::string> ignore;
+  /// Sharded loading (load_csv only): the file's data rows are cut into `shards` row ranges at
+  /// line ends, by bytes, and this loads range `shard` only, which may be empty. Files with
+  /// quoted fields are read through and only the range's rows kept.
+  std::size_t shard = 0, shards = 1;
 };
 
 struct Dataset {
@@ -29,9 +34,13 @@ struct Dataset {
   std::vector<std::string> column_names;   // every column of the file, in order
   std::vector<std::size_t> feature_columns;  // file column of each feature
   std::size_t label_column = npos;         // file column of the label, npos when absent
+  std::size_t row_offset = 0;              // sharded: global index of the first row here
+  std::size_t total_rows = 0;              // sharded: rows over all ranks (0 when not sharded)
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   std::size_t size() const { return features.rows; }
+  /// Rows of the whole file: size(), or over all ranks when sharded.
+  std::size_t all_rows() const { return total_rows ? total_rows : features.rows; }
   std::size_t dims() const { return features.cols; }
   bool has_labels() const { return label_column != npos; }
 };
@@ -40,6 +49,11 @@ struct Dataset {
 /// Throws knn::Error naming file, line and column for any cell that is not a finite float, a
 /// ragged row, an unknown label column, or a file without data rows.
 Dataset load_csv(const std::string& path, const CsvOptions& options);
+
+/// Each rank of `comm` loads its shard of the training file's rows (CsvOptions::shard), sets
+/// row_offset, and every rank fails together with the first error in file order. Without a
+/// communicator of several ranks this is load_csv.
+Dataset load_csv_sharded(const std::string& path, const CsvOptions& options, const Communicator* comm);
 
 /// Loads a query file whose feature columns match `train`'s: with a header, columns are found by
 /// name (the label column may be present or absent); without one, the file has either exactly the

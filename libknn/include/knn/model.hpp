@@ -32,10 +32,17 @@ class KnnModel {
   const Backend& backend() const { return *backend_; }
   std::size_t train_size() const { return train_.rows; }
   /// Neighbours of the (unscaled) query rows among the training rows, per DESIGN.md's order.
+  /// With a communicator of several ranks (params().backend.comm), each rank fits on its shard
+  /// of the rows and this returns global row indices, the same on every rank.
   Neighbors kneighbors(const Matrix& queries) const;
 
  protected:
   void fit_features(const Matrix& features);
+  bool sharded() const { return distributed(params_.backend.comm.get()); }
+  /// Sharded: the neighbours and, per neighbour, payload_ of its row (from whichever rank).
+  Neighbors kneighbors(const Matrix& queries, std::vector<double>& payload) const;
+  std::size_t offset_ = 0;       // sharded: global index of the first local row
+  std::vector<double> payload_;  // sharded: per local row, the class id or target
   ModelParams params_;
   Scaler scaler_;
   Matrix train_;  // scaled

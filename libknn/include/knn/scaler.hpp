@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "knn/error.hpp"
+#include "knn/communicator.hpp"
 #include "knn/matrix.hpp"
 
 namespace knn {
@@ -33,6 +34,10 @@ class Scaler {
   /// Min-max: offset = column minimum, scale = max - min. Standard: offset = mean, scale =
   /// population standard deviation. A column of zero range or variance gets scale 1.
   void fit(const Matrix& train);
+  /// The same over the rows of every rank (each passes its shard; a shard may be empty): minima
+  /// and maxima are reduced, and standard scaling's sums run through the ranks in order, so the
+  /// result is bit-identical to fit() on all rows in one process.
+  void fit(const Matrix& shard, const Communicator& comm);
   /// x -> (x - offset) / scale in double, rounded to float. Out-of-range values are not clipped.
   void transform(Matrix& m) const;
   Matrix fit_transform(Matrix m) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "knn/communicator.hpp"
 #include "knn/matrix.hpp"
 #include "knn/metric.hpp"
 
@@ -73,6 +74,10 @@ struct BackendOptions {
   std::size_t device_memory_budget = 0;
   /// Called with one line when Device::automatic falls back to the CPU (no GPU, or none built).
   std::function<void(const std::string&)> notice;
+  /// Optional: the ranks that share the training set, each fitted on its own shard of the rows
+  /// (knn/communicator.hpp). Models and evaluation then reduce and merge over all ranks, and
+  /// every rank gets the answer one process would give on the whole set.
+  std::shared_ptr<const Communicator> comm;
 };
 
 /// The CPU backend always exists. Device::cuda throws knn::Error when no GPU is usable or the

@@ -133,7 +133,7 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
 // order. The first error in file order is the one reported. (With quotes, a line end may sit
 // inside a field, so such files are read in order.)
 void read_rows_parallel(const std::string& name, std::string_view content, std::size_t start,
-                        const std::vector<long>& role, Dataset& data) {
+                        const std::vector<long>& role, Dataset& data, char delimiter = ',', bool allow_empty = false) {
   const int threads = omp_get_max_threads();
   const char* base = content.data();
   const std::size_t size = content.size();
@@ -155,7 +155,7 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
       d.column_names = data.column_names;
       d.feature_names = data.feature_names;
       const auto lines_before = static_cast<std::size_t>(std::count(base, base + cut[i], '\n'));
-      detail::CsvReader reader(name, base + cut[i], base + cut[i + 1], ',', lines_before);
+      detail::CsvReader reader(name, base + cut[i], base + cut[i + 1], delimiter, lines_before);
       read_rows(reader, role, d, true, true);
     } catch (const std::exception& e) {
       error[i] = e.what();
@@ -165,7 +165,7 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
     if (!e.empty()) throw Error(e);
   std::size_t rows = 0;
   for (const auto& d : part) rows += d.features.rows;
-  if (rows == 0) throw Error::at(name, 0, 0, "no data rows");
+  if (rows == 0 && !allow_empty) throw Error::at(name, 0, 0, "no data rows");
   data.features.values.reserve(rows * data.feature_names.size());
   for (auto& d : part) {
     data.features.values.insert(data.features.values.end(), d.features.values.begin(), d.features.values.end());
@@ -177,23 +177,67 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
   data.features.cols = data.feature_names.size();
 }
 
+constexpr std::size_t kParallelFrom = 4 << 20;
+
+// Where the data rows of a file without quotes start: after the header line, or after a BOM.
+std::size_t data_start(std::string_view content, const CsvOptions& o) {
+  if (o.header) {
+    const auto nl = content.find('\n');
+    return nl == std::string_view::npos ? content.size() : nl + 1;
+  }
+  return content.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+}
+
 // Reads the data rows of `content`, whose first record the reader has read.
 void read_all_rows(detail::CsvReader& reader, std::string_view content, const CsvOptions& o,
                    const std::vector<long>& role, Dataset& data) {
-  constexpr std::size_t kParallelFrom = 4 << 20;
   if (o.delimiter == ',' && content.size() >= kParallelFrom && omp_get_max_threads() > 1 &&
       content.find('"') == std::string_view::npos) {
-    std::size_t start = 0;
-    if (o.header) {
-      const auto nl = content.find('\n');
-      start = nl == std::string_view::npos ? content.size() : nl + 1;
-    } else if (content.substr(0, 3) == "\xEF\xBB\xBF") {
-      start = 3;
-    }
-    read_rows_parallel(reader.name(), content, start, role, data);
+    read_rows_parallel(reader.name(), content, data_start(content, o), role, data);
     return;
   }
   read_rows(reader, role, data, o.header);
+}
+
+// Sharded loading (CsvOptions::shard): without quotes, the data bytes are cut into equal ranges
+// moved forward to line starts, and only this shard's range is parsed; every shard computes the
+// same cuts, so each row belongs to exactly one. With quotes a line end may sit inside a field:
+// the file is read through and the shard's share of the rows kept.
+void read_shard_rows(detail::CsvReader& reader, std::string_view content, const CsvOptions& o,
+                     const std::vector<long>& role, Dataset& data) {
+  if (content.find('"') != std::string_view::npos) {
+    read_rows(reader, role, data, o.header, true);
+    const std::size_t n = data.features.rows, d = data.feature_names.size();
+    const std::size_t b = n * o.shard / o.shards, e = n * (o.shard + 1) / o.shards;
+    auto& v = data.features.values;
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(e * d), v.end());
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(b * d));
+    v.shrink_to_fit();
+    if (!data.labels.empty()) {
+      data.labels.erase(data.labels.begin() + static_cast<std::ptrdiff_t>(e), data.labels.end());
+      data.labels.erase(data.labels.begin(), data.labels.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+    data.lines.erase(data.lines.begin() + static_cast<std::ptrdiff_t>(e), data.lines.end());
+    data.lines.erase(data.lines.begin(), data.lines.begin() + static_cast<std::ptrdiff_t>(b));
+    data.features.rows = e - b;
+    return;
+  }
+  const std::size_t start = data_start(content, o), size = content.size();
+  const auto cut = [&](std::size_t t) -> std::size_t {
+    const std::size_t at = start + (size - start) / o.shards * t + (size - start) % o.shards * t / o.shards;
+    if (t == 0 || at <= start) return start;
+    if (t == o.shards) return size;
+    const auto nl = content.find('\n', at - 1);
+    return nl == std::string_view::npos ? size : nl + 1;
+  };
+  const std::size_t b = cut(o.shard), e = cut(o.shard + 1);
+  if (e - b >= kParallelFrom && omp_get_max_threads() > 1) {
+    read_rows_parallel(reader.name(), content.substr(0, e), b, role, data, o.delimiter, true);
+    return;
+  }
+  const auto lines_before = static_cast<std::size_t>(std::count(content.data(), content.data() + b, '\n'));
+  detail::CsvReader part(reader.name(), content.data() + b, content.data() + e, o.delimiter, lines_before);
+  read_rows(part, role, data, true, true);
 }
 
 std::vector<std::string> default_names(std::size_t n) {
@@ -260,8 +304,24 @@ Dataset load_csv(const std::string& path, const CsvOptions& o) {
     throw Error::at(data.source, 1, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
                                            std::string(o.ignore.empty() ? "" : " and ignored columns") + ")");
   data.label_name = data.column_names[data.label_column];
-  read_all_rows(reader, content, o, role, data);
+  if (o.shards > 1) read_shard_rows(reader, content, o, role, data);
+  else read_all_rows(reader, content, o, role, data);
   return data;
+}
+
+Dataset load_csv_sharded(const std::string& path, const CsvOptions& o, const Communicator* comm) {
+  if (!distributed(comm)) return load_csv(path, o);
+  if (path == "-") throw Error::option("train", "standard input cannot be shared by several ranks; give a file");
+  CsvOptions so = o;
+  so.shard = static_cast<std::size_t>(comm->rank());
+  so.shards = static_cast<std::size_t>(comm->size());
+  Dataset d;
+  collective(comm, [&] { d = load_csv(path, so); });
+  const ShardRange r = shard_range(*comm, d.size());
+  if (r.total == 0) throw Error::at(d.source, 0, 0, "no data rows");
+  d.row_offset = r.offset;
+  d.total_rows = r.total;
+  return d;
 }
 
 Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/distributed.hpp"
 #include "knn/error.hpp"
 #include "knn/metrics.hpp"
 #include "knn/vote.hpp"
@@ -121,6 +122,13 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
                                              std::to_string(data.dims()));
   }
 
+  // Sharded (each rank passes its shard of `data`): scored against a test file, which every rank
+  // holds whole. Cross-validation would move every row to every rank, so it is not offered.
+  const Communicator* comm = opt.backend.comm.get();
+  const bool sharded = distributed(comm);
+  if (sharded && fs.kind == FoldSpec::Kind::loo)
+    throw Error::option("loo", "leave-one-out runs in one process; with several ranks use --folds N or --test FILE");
+
   EvalResult res;
   res.task = opt.task;
   const bool cls = opt.task == Task::classify;
@@ -131,15 +139,28 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   LabelEncoder enc;
   std::vector<int> cls_all;
   std::vector<double> y_all;
-  const std::size_t n = data.size(), nt = test ? test->size() : 0;
+  // Sharded: `data` holds this rank's rows (global data.row_offset + i); folds, labels and
+  // targets are planned over all rows, the same on every rank.
+  const std::size_t local_n = data.size(), nt = test ? test->size() : 0;
+  const std::size_t n = sharded ? data.all_rows() : local_n;
   if (cls) {
     std::vector<std::string> labels = data.labels;
     if (test) labels.insert(labels.end(), test->labels.begin(), test->labels.end());
-    enc.fit(labels);
-    cls_all = enc.encode(labels);
+    if (sharded) {
+      enc.fit(detail::all_labels(*comm, labels));
+      cls_all = detail::gather_all(*comm, enc.encode(data.labels));
+      if (test) {
+        const auto t = enc.encode(test->labels);
+        cls_all.insert(cls_all.end(), t.begin(), t.end());
+      }
+    } else {
+      enc.fit(labels);
+      cls_all = enc.encode(labels);
+    }
     res.classes = enc.classes();
   } else {
-    y_all = numeric_targets(data);
+    collective(comm, [&] { y_all = numeric_targets(data); });
+    if (sharded) y_all = detail::gather_all(*comm, y_all);
     if (test) {
       const auto yt = numeric_targets(*test);
       y_all.insert(y_all.end(), yt.begin(), yt.end());
@@ -206,6 +227,8 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   auto predict_all = [&](const Matrix& train, const std::vector<std::size_t>& train_rows, const Matrix& queries,
                          const std::vector<std::int64_t>* exclude, std::vector<std::vector<int>>& pc,
                          std::vector<std::vector<double>>& py) {
+    // Sharded: train_rows are this rank's rows of the fold's training part, by global index.
+    const std::vector<std::int64_t> keys(train_rows.begin(), train_rows.end());
     std::vector<int> tc;
     std::vector<double> ty;
     for (std::size_t r : train_rows) {
@@ -214,7 +237,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     }
     pc.assign(combos, {});
     py.assign(combos, {});
-    const auto prepared = backend->prepare(train);
+    const auto prepared = train.rows ? backend->prepare(train) : nullptr;
     for (std::size_t mi = 0; mi < opt.metrics.size(); ++mi) {
       SearchRequest req;
       req.train = &train;
@@ -223,15 +246,30 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       req.k = kmax;
       req.metric = opt.metrics[mi];
       req.exclude = exclude ? exclude->data() : nullptr;
-      const Neighbors nb = search(*backend, req);
+      Neighbors nb;
+      const int* nc = tc.data();
+      const double* ny = ty.data();
+      std::vector<int> mc;
+      std::vector<double> my;
+      if (sharded) {
+        // Global neighbours, each with its row's class id or target: vote over those by position.
+        std::vector<double> own(tc.begin(), tc.end());
+        if (!cls) own = ty;
+        nb = detail::positional(detail::search_sharded(*backend, req, *comm, 0, own.data(), my, keys.data()));
+        mc.assign(my.begin(), my.end());
+        nc = mc.data();
+        ny = my.data();
+      } else {
+        nb = search(*backend, req);
+      }
       for (std::size_t wi = 0; wi < opt.weights.size(); ++wi) {
         const std::size_t combo = mi * opt.weights.size() + wi;
         if (cls) {
           pc[combo].resize(nk * queries.rows);
-          vote_prefixes(nb, tc.data(), enc.size(), opt.weights[wi], opt.ks, pc[combo].data());
+          vote_prefixes(nb, nc, enc.size(), opt.weights[wi], opt.ks, pc[combo].data());
         } else {
           py[combo].resize(nk * queries.rows);
-          average_prefixes(nb, ty.data(), opt.weights[wi], opt.ks, py[combo].data());
+          average_prefixes(nb, ny, opt.weights[wi], opt.ks, py[combo].data());
         }
       }
     }
@@ -299,21 +337,44 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     for (std::size_t fi = 0; fi < folds.size(); ++fi) {
       const Fold& f = folds[fi];
       Scaler sc(opt.scaling);
-      const Matrix train = sc.fit_transform(take_rows(data.features, f.train));
-      Matrix q;
-      if (test) {
-        q = test->features;
+      Matrix train, q;
+      std::vector<std::size_t> train_rows = f.train;
+      if (sharded) {
+        // This rank's part of the fold's training rows; the held-out rows of every rank, in
+        // global order, as the queries.
+        const std::size_t lo = data.row_offset, hi = lo + local_n;
+        std::vector<std::size_t> local_train, local_test;
+        train_rows.clear();
+        for (std::size_t g : f.train)
+          if (g >= lo && g < hi) local_train.push_back(g - lo), train_rows.push_back(g);
+        for (std::size_t g : f.test)
+          if (g >= lo && g < hi) local_test.push_back(g - lo);
+        train = take_rows(data.features, local_train);
+        sc.fit(train, *comm);
+        sc.transform(train);
+        if (!test) {
+          q.values = detail::gather_all(*comm, take_rows(data.features, local_test).values);
+          q.rows = f.test.size();
+          q.cols = data.dims();
+        }
       } else {
-        q = take_rows(data.features, f.test);
+        train = sc.fit_transform(take_rows(data.features, f.train));
       }
-      try {
-        sc.transform(q);
-      } catch (const ScaleOverflow& e) {
-        const Dataset& src = test ? *test : data;
-        const std::size_t row = test ? e.row : f.test[e.row];
-        throw at_cell(e, src, row);
-      }
-      predict_all(train, f.train, q, nullptr, pc, py);
+      if (test) q = test->features;
+      else if (!sharded) q = take_rows(data.features, f.test);
+      collective(comm, [&] {
+        try {
+          sc.transform(q);
+        } catch (const ScaleOverflow& e) {
+          const Dataset& src = test ? *test : data;
+          const std::size_t row = test ? e.row : f.test[e.row];
+          if (!sharded || test) throw at_cell(e, src, row);
+          // The row may be another rank's: the rank that holds it names its line.
+          const bool mine = row >= data.row_offset && row < data.row_offset + local_n;
+          throw mine ? at_cell(e, data, row - data.row_offset) : Error("");
+        }
+      });
+      predict_all(train, train_rows, q, nullptr, pc, py);
       for (std::size_t c = 0; c < combos; ++c) score_fold(c, f.test, pc[c], py[c]);
       if (opt.progress) opt.progress(fi + 1, folds.size());
     }

@@ -1,5 +1,6 @@
 #include "knn/model.hpp"
 
+#include "common/distributed.hpp"
 #include "knn/error.hpp"
 #include "knn/metrics.hpp"
 #include "knn/vote.hpp"
@@ -11,17 +12,49 @@ KnnModel::KnnModel(ModelParams params) : params_(std::move(params)), scaler_(par
 }
 
 void KnnModel::fit_features(const Matrix& features) {
-  if (features.rows == 0) throw Error("cannot fit on zero training rows");
-  if (params_.k > features.rows)
-    throw Error::option("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(features.rows) +
-                                 " training rows (largest allowed: " + std::to_string(features.rows) + ")");
+  std::size_t rows = features.rows;
+  if (sharded()) {
+    const ShardRange range = shard_range(*params_.backend.comm, features.rows);
+    offset_ = range.offset;
+    rows = range.total;
+  }
+  if (rows == 0) throw Error("cannot fit on zero training rows");
+  if (params_.k > rows)
+    throw Error::option("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
+                                 " training rows (largest allowed: " + std::to_string(rows) + ")");
   scaler_ = Scaler(params_.scaling);
-  train_ = scaler_.fit_transform(features);
+  if (sharded()) {
+    scaler_.fit(features, *params_.backend.comm);
+    train_ = features;
+    scaler_.transform(train_);
+  } else {
+    train_ = scaler_.fit_transform(features);
+  }
   if (!backend_) backend_ = make_backend(params_.backend);
-  prepared_ = backend_->prepare(train_);
+  prepared_ = train_.rows ? backend_->prepare(train_) : nullptr;
+}
+
+Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& payload) const {
+  if (!backend_) throw Error("the model is not fitted");
+  if (queries.cols != train_.cols)
+    throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
+                std::to_string(train_.cols));
+  Matrix q = queries;
+  scaler_.transform(q);
+  SearchRequest req;
+  req.train = &train_;
+  req.prepared = prepared_.get();
+  req.queries = &q;
+  req.k = params_.k;
+  req.metric = params_.metric;
+  return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
 }
 
 Neighbors KnnModel::kneighbors(const Matrix& queries) const {
+  if (sharded()) {
+    std::vector<double> unused;
+    return kneighbors(queries, unused);
+  }
   if (!backend_) throw Error("the model is not fitted");
   if (queries.cols != train_.cols)
     throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
@@ -40,14 +73,27 @@ Neighbors KnnModel::kneighbors(const Matrix& queries) const {
 void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {
   if (labels.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
-  encoder_.fit(labels);
-  train_class_ = encoder_.encode(labels);
+  if (sharded()) {
+    encoder_.fit(detail::all_labels(*params_.backend.comm, labels));
+    train_class_ = encoder_.encode(labels);
+    payload_.assign(train_class_.begin(), train_class_.end());
+  } else {
+    encoder_.fit(labels);
+    train_class_ = encoder_.encode(labels);
+  }
   fit_features(features);
 }
 
 std::vector<int> KnnClassifier::predict_ids(const Matrix& queries) const {
+  std::vector<int> out(queries.rows);
+  if (sharded()) {
+    std::vector<double> payload;
+    const Neighbors nb = kneighbors(queries, payload);
+    const std::vector<int> ids(payload.begin(), payload.end());
+    vote_prefixes(detail::positional(nb), ids.data(), encoder_.size(), params_.weights, {params_.k}, out.data());
+    return out;
+  }
   const Neighbors nb = kneighbors(queries);
-  std::vector<int> out(nb.queries);
   vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, out.data());
   return out;
 }
@@ -61,9 +107,16 @@ std::vector<std::string> KnnClassifier::predict(const Matrix& queries) const {
 }
 
 std::vector<double> KnnClassifier::predict_proba(const Matrix& queries) const {
+  std::vector<int> ids(queries.rows);
+  std::vector<double> proba(queries.rows * encoder_.size());
+  if (sharded()) {
+    std::vector<double> payload;
+    const Neighbors nb = kneighbors(queries, payload);
+    const std::vector<int> cls(payload.begin(), payload.end());
+    vote_prefixes(detail::positional(nb), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
+    return proba;
+  }
   const Neighbors nb = kneighbors(queries);
-  std::vector<int> ids(nb.queries);
-  std::vector<double> proba(nb.queries * encoder_.size());
   vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
   return proba;
 }
@@ -80,12 +133,19 @@ void KnnRegressor::fit(const Matrix& features, const std::vector<double>& target
   if (targets.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
   targets_ = targets;
+  if (sharded()) payload_ = targets;
   fit_features(features);
 }
 
 std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
+  std::vector<double> out(queries.rows);
+  if (sharded()) {
+    std::vector<double> payload;
+    const Neighbors nb = kneighbors(queries, payload);
+    average_prefixes(detail::positional(nb), payload.data(), params_.weights, {params_.k}, out.data());
+    return out;
+  }
   const Neighbors nb = kneighbors(queries);
-  std::vector<double> out(nb.queries);
   average_prefixes(nb, targets_.data(), params_.weights, {params_.k}, out.data());
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "knn/error.hpp"
 #include "knn/io.hpp"
@@ -57,6 +58,65 @@ void Scaler::fit(const Matrix& train) {
     }
   for (std::size_t j = 0; j < d; ++j) {
     const double sd = std::sqrt(sq[j] / static_cast<double>(n));
+    scale_[j] = sd > 0.0 ? sd : 1.0;
+  }
+}
+
+void Scaler::fit(const Matrix& train, const Communicator& comm) {
+  if (!distributed(&comm)) {
+    fit(train);
+    return;
+  }
+  const std::size_t d = train.cols, n = train.rows;
+  offset_.assign(d, 0.0);
+  scale_.assign(d, 1.0);
+  if (kind_ == Scaling::none) return;
+  if (kind_ == Scaling::minmax) {
+    std::vector<double> lo(d, std::numeric_limits<double>::infinity()), hi(d, -std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < n; ++i) {
+      const float* r = train.row(i);
+      for (std::size_t j = 0; j < d; ++j) {
+        lo[j] = std::min(lo[j], static_cast<double>(r[j]));
+        hi[j] = std::max(hi[j], static_cast<double>(r[j]));
+      }
+    }
+    comm.allreduce_min(lo.data(), d);
+    comm.allreduce_max(hi.data(), d);
+    for (std::size_t j = 0; j < d; ++j) {
+      if (!(lo[j] <= hi[j])) continue;  // no rows on any rank
+      offset_[j] = lo[j];
+      const double range = hi[j] - lo[j];
+      scale_[j] = range > 0.0 ? range : 1.0;
+    }
+    return;
+  }
+  // Standard: each sum continues on the next rank where the previous one stopped, in row order,
+  // exactly as the single loop of fit() adds; the last rank holds the totals.
+  const int last = comm.size() - 1;
+  std::vector<double> total(1, static_cast<double>(n));
+  comm.receive_from_previous(total.data(), 1);
+  if (comm.rank() > 0) total[0] += static_cast<double>(n);
+  comm.send_to_next(total.data(), 1);
+  comm.broadcast(total.data(), 1, last);
+  const double rows = total[0];
+  if (rows == 0.0) return;
+  std::vector<double> sum(d, 0.0), sq(d, 0.0);
+  comm.receive_from_previous(sum.data(), d);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d; ++j) sum[j] += train(i, j);
+  comm.send_to_next(sum.data(), d);
+  comm.broadcast(sum.data(), d, last);
+  for (std::size_t j = 0; j < d; ++j) offset_[j] = sum[j] / rows;
+  comm.receive_from_previous(sq.data(), d);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      const double c = train(i, j) - offset_[j];
+      sq[j] += c * c;
+    }
+  comm.send_to_next(sq.data(), d);
+  comm.broadcast(sq.data(), d, last);
+  for (std::size_t j = 0; j < d; ++j) {
+    const double sd = std::sqrt(sq[j] / rows);
     scale_[j] = sd > 0.0 ? sd : 1.0;
   }
 }

@@ -1,5 +1,7 @@
 #include "cuda/cuda_backend.hpp"
 
+#include <cstdlib>
+
 #include <cuda_runtime_api.h>
 
 #include "common/backend_registry.hpp"
@@ -34,6 +36,13 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
   }
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+  // One GPU per rank: with several ranks on a machine, its local rank picks the GPU.
+  if (distributed(options.comm.get()))
+    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+      if (const char* v = std::getenv(var)) {
+        device = std::atoi(v) % count;
+        break;
+      }
   return std::make_shared<cuda::CudaBackend>(device, options);
 }
 

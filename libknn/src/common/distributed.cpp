@@ -1,0 +1,153 @@
+#include "common/distributed.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include "knn/error.hpp"
+
+namespace knn {
+
+void collective(const Communicator* comm, const std::function<void()>& step) {
+  if (!distributed(comm)) {
+    step();
+    return;
+  }
+  // "" on success, else "!" and the message (which may be empty: another rank names the cause).
+  std::string state;
+  try {
+    step();
+  } catch (const Error& e) {
+    state = std::string("!") + e.what();
+  }
+  bool failed = false;
+  for (const auto& s : comm->allgather(state)) {
+    if (s.size() > 1) throw Error(s.substr(1));
+    failed = failed || !s.empty();
+  }
+  if (failed) throw Error("a rank failed without a message");
+}
+
+ShardRange shard_range(const Communicator& comm, std::size_t local_rows) {
+  std::string mine(sizeof(std::uint64_t), '\0');
+  const std::uint64_t n = local_rows;
+  std::memcpy(mine.data(), &n, sizeof n);
+  ShardRange r;
+  const auto all = comm.allgather(mine);
+  for (int i = 0; i < comm.size(); ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, all[static_cast<std::size_t>(i)].data(), sizeof v);
+    if (i < comm.rank()) r.offset += v;
+    r.total += v;
+  }
+  return r;
+}
+
+std::vector<std::string> gather_labels(const Communicator& comm, const std::vector<std::string>& labels) {
+  std::string packed;
+  for (const auto& l : labels) {
+    const std::uint64_t n = l.size();
+    packed.append(reinterpret_cast<const char*>(&n), sizeof n);
+    packed += l;
+  }
+  std::vector<std::string> all;
+  for (const auto& p : comm.allgather(packed))
+    for (std::size_t at = 0; at < p.size();) {
+      std::uint64_t n = 0;
+      std::memcpy(&n, p.data() + at, sizeof n);
+      at += sizeof n;
+      all.push_back(p.substr(at, n));
+      at += n;
+    }
+  return all;
+}
+
+namespace detail {
+
+Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
+                         std::size_t offset, const double* payload, std::vector<double>& payload_out,
+                         const std::int64_t* keys) {
+  const std::size_t nq = request.queries->rows, k = request.k, local = request.train->rows;
+  constexpr Candidate pad{std::numeric_limits<double>::infinity(), std::numeric_limits<std::int64_t>::max(), 0.0};
+  std::vector<Candidate> lists(nq * k, pad);
+  // Queries whose excluded row is on this rank can take one row fewer from it; when k reaches
+  // the local row count, they are searched apart from the others.
+  std::vector<std::int64_t> exclude(nq, -1);
+  std::vector<std::size_t> group[2];  // [0]: no local exclusion, [1]: a local row excluded
+  for (std::size_t q = 0; q < nq; ++q) {
+    const std::int64_t g = request.exclude ? request.exclude[q] : -1;
+    if (keys && g >= 0) throw Error("sharded search: exclusions need contiguous rows");
+    const bool mine = g >= static_cast<std::int64_t>(offset) && g < static_cast<std::int64_t>(offset + local);
+    exclude[q] = mine ? g - static_cast<std::int64_t>(offset) : -1;
+    group[mine && k >= local ? 1 : 0].push_back(q);
+  }
+  for (int gi = 0; gi < 2; ++gi) {
+    const auto& ids = group[gi];
+    const std::size_t k_local = std::min(k, gi == 1 ? local - 1 : local);
+    if (ids.empty() || k_local == 0) continue;
+    const bool all = ids.size() == nq;
+    Matrix subset;
+    std::vector<std::int64_t> ex;
+    if (!all) subset = take_rows(*request.queries, ids);
+    for (std::size_t q : ids) ex.push_back(exclude[q]);
+    SearchRequest r = request;
+    r.queries = all ? request.queries : &subset;
+    r.k = k_local;
+    r.exclude = request.exclude ? ex.data() : nullptr;
+    const Neighbors nb = search(backend, r);
+    for (std::size_t qi = 0; qi < ids.size(); ++qi)
+      for (std::size_t j = 0; j < k_local; ++j) {
+        const std::int64_t i = nb.index_row(qi)[j];
+        const std::int64_t global = keys ? keys[i] : i + static_cast<std::int64_t>(offset);
+        lists[ids[qi] * k + j] = {nb.distance_row(qi)[j], global, payload ? payload[i] : 0.0};
+      }
+  }
+  comm.merge_candidates(lists.data(), nq, k);
+  Neighbors out;
+  out.queries = nq;
+  out.k = k;
+  out.index.resize(nq * k);
+  out.distance.resize(nq * k);
+  payload_out.resize(nq * k);
+  for (std::size_t i = 0; i < nq * k; ++i) {
+    if (lists[i].index == pad.index) throw Error("sharded search: fewer than k candidates over all ranks");
+    out.index[i] = lists[i].index;
+    out.distance[i] = lists[i].distance;
+    payload_out[i] = lists[i].payload;
+  }
+  return out;
+}
+
+Neighbors positional(const Neighbors& nb) {
+  Neighbors p = nb;
+  std::iota(p.index.begin(), p.index.end(), std::int64_t{0});
+  return p;
+}
+
+std::vector<std::string> all_labels(const Communicator& comm, const std::vector<std::string>& labels) {
+  // Each rank's distinct labels, length-prefixed, so any bytes may appear in a label.
+  const std::set<std::string> mine(labels.begin(), labels.end());
+  std::string packed;
+  for (const auto& l : mine) {
+    const std::uint64_t n = l.size();
+    packed.append(reinterpret_cast<const char*>(&n), sizeof n);
+    packed += l;
+  }
+  std::set<std::string> all;
+  for (const auto& p : comm.allgather(packed))
+    for (std::size_t at = 0; at < p.size();) {
+      std::uint64_t n = 0;
+      std::memcpy(&n, p.data() + at, sizeof n);
+      at += sizeof n;
+      all.insert(p.substr(at, n));
+      at += n;
+    }
+  return {all.begin(), all.end()};
+}
+
+}  // namespace detail
+}  // namespace knn
