@@ -42,6 +42,8 @@ class Communicator {
   /// `lists` holds `queries` lists of `k` candidates, each sorted by (distance, index); pads are
   /// (+inf, INT64_MAX). Afterwards every rank holds, per query, the k best of all ranks' lists.
   virtual void merge_candidates(Candidate* lists, std::size_t queries, std::size_t k) const = 0;
+  /// Bytes this rank has handed to collective and point-to-point calls so far (for benchmarks).
+  virtual std::uint64_t bytes_sent() const { return 0; }
 };
 
 /// True when `comm` spans more than one rank (a null or one-rank communicator runs as usual).

@@ -39,7 +39,7 @@ class KnnModel {
  protected:
   void fit_features(const Matrix& features);
   bool sharded() const { return distributed(params_.backend.comm.get()); }
-  /// Sharded: the neighbours and, per neighbour, payload_ of its row (from whichever rank).
+  /// The neighbours; sharded, also per neighbour payload_ of its row (from whichever rank).
   Neighbors kneighbors(const Matrix& queries, std::vector<double>& payload) const;
   std::size_t offset_ = 0;       // sharded: global index of the first local row
   std::vector<double> payload_;  // sharded: per local row, the class id or target

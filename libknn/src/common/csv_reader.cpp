@@ -58,9 +58,15 @@ void refuse_nul_bytes(const std::string& name, const char* begin, const char* en
 
 }  // namespace
 
-CsvReader::CsvReader(std::string name, const char* begin, const char* end, char delimiter, std::size_t line_offset)
+CsvReader::CsvReader(std::string name, const char* begin, const char* end, char delimiter, std::size_t line_offset,
+                     bool chunk)
     : name_(std::move(name)), delim_(delimiter), line_offset_(line_offset) {
   refuse_nul_bytes(name_, begin, end, delim_, line_offset_);
+  if (chunk) {
+    chunk_at_ = begin;
+    chunk_end_ = end;
+    return;
+  }
   reader_ = std::make_unique<io::LineReader>(name_, begin, end);
 }
 
@@ -104,12 +110,31 @@ Source::~Source() {
 
 CsvReader::~CsvReader() = default;
 
+void CsvReader::release() {
+  reader_.reset();
+  chunk_at_ = chunk_end_ = nullptr;
+}
+
+std::size_t CsvReader::file_line() const { return reader_ ? reader_->get_file_line() : chunk_lines_; }
+
 char* CsvReader::next_line() {
+  if (!reader_) {
+    if (chunk_at_ == chunk_end_) return nullptr;
+    ++chunk_lines_;
+    const auto* nl = static_cast<const char*>(std::memchr(chunk_at_, '\n', static_cast<std::size_t>(chunk_end_ - chunk_at_)));
+    const char* e = nl ? nl : chunk_end_;
+    if (static_cast<std::size_t>(e - chunk_at_) + 1 > (std::size_t{1} << 24))
+      throw Error::at(name_, chunk_lines_ + line_offset_, 0, "line longer than the 16 MiB the reader accepts");
+    chunk_line_.assign(chunk_at_, e);
+    if (!chunk_line_.empty() && chunk_line_.back() == '\r') chunk_line_.pop_back();
+    chunk_at_ = nl ? nl + 1 : chunk_end_;
+    return chunk_line_.data();
+  }
   try {
     return reader_->next_line();
   } catch (const io::error::line_length_limit_exceeded&) {
     // LineReader has already counted the line it refuses.
-    throw Error::at(name_, reader_->get_file_line() + line_offset_, 0,
+    throw Error::at(name_, file_line() + line_offset_, 0,
                     "line longer than the 16 MiB the reader accepts");
   }
 }
@@ -118,7 +143,7 @@ bool CsvReader::next() {
   for (;;) {
     char* line = next_line();
     if (!line) return false;
-    line_ = reader_->get_file_line() + line_offset_;
+    line_ = file_line() + line_offset_;
     if (*line == '\0') continue;  // blank lines are skipped, as most CSV readers do
     if (std::strchr(line, '"'))
       split_quoted(line);

@@ -80,9 +80,10 @@ constexpr long kLabel = -1;
 constexpr long kIgnore = -2;
 
 // Reads the data rows; without a header the record already read is the first of them. A chunk of
-// a larger file (allow_empty) may hold no rows.
+// a larger file (allow_empty) may hold no rows. With `dest`, row i's features are written to
+// dest + i * d (the caller has room for every row) instead of growing data.features.values.
 void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset& data, bool header,
-               bool allow_empty = false) {
+               bool allow_empty = false, float* dest = nullptr, std::size_t dest_rows = 0) {
   const std::size_t ncols = role.size(), d = data.feature_names.size();
   std::vector<float>& values = data.features.values;
   std::size_t rows = 0;
@@ -95,8 +96,13 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
                           (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
                                                 : " (last value " + quote(cells.back()) + ")"));
     }
-    const std::size_t base = values.size();
-    values.resize(base + d);
+    float* out = dest + rows * d;
+    if (dest && rows == dest_rows) throw Error::at(reader.name(), reader.line(), 0, "more rows than lines (internal error)");
+    if (!dest) {
+      const std::size_t base = values.size();
+      values.resize(base + d);
+      out = values.data() + base;
+    }
     for (std::size_t c = 0; c < ncols; ++c) {
       const long r = role[c];
       if (r >= 0) {
@@ -112,7 +118,7 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
           }
           v = *parsed;
         }
-        values[base + static_cast<std::size_t>(r)] = v;
+        out[static_cast<std::size_t>(r)] = v;
       } else if (r == kLabel) {
         const std::string_view cell = trim(cells[c]);
         if (cell.empty())
@@ -131,7 +137,9 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
 // Large files without quotes are parsed in parallel: the rows after `start` are cut into one
 // chunk per thread at line ends, each chunk read by its own reader, and the parts joined in file
 // order. The first error in file order is the one reported. (With quotes, a line end may sit
-// inside a field, so such files are read in order.)
+// inside a field, so such files are read in order.) Every chunk writes its rows straight into the
+// one matrix, at a place sized by its line count (a row takes at least one line); blank lines
+// leave gaps, closed afterwards, so the features are never held twice.
 void read_rows_parallel(const std::string& name, std::string_view content, std::size_t start,
                         const std::vector<long>& role, Dataset& data, char delimiter = ',', bool allow_empty = false) {
   const int threads = omp_get_max_threads();
@@ -144,7 +152,12 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
     cut.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : size);
   }
   cut.push_back(size);
-  const std::size_t parts = cut.size() - 1;
+  const std::size_t parts = cut.size() - 1, d = data.feature_names.size();
+  std::vector<std::size_t> first_row(parts + 1, 0);
+  for (std::size_t i = 0; i < parts; ++i)
+    first_row[i + 1] = first_row[i] + (cut[i + 1] > cut[i] ? static_cast<std::size_t>(std::count(base + cut[i], base + cut[i + 1], '\n')) + 1 : 0);
+  std::vector<float>& values = data.features.values;
+  values.assign(first_row[parts] * d, 0.0f);
   std::vector<Dataset> part(parts);
   std::vector<std::string> error(parts);
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
@@ -155,8 +168,8 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
       d.column_names = data.column_names;
       d.feature_names = data.feature_names;
       const auto lines_before = static_cast<std::size_t>(std::count(base, base + cut[i], '\n'));
-      detail::CsvReader reader(name, base + cut[i], base + cut[i + 1], delimiter, lines_before);
-      read_rows(reader, role, d, true, true);
+      detail::CsvReader reader(name, base + cut[i], base + cut[i + 1], delimiter, lines_before, true);
+      read_rows(reader, role, d, true, true, values.data() + first_row[i] * d.feature_names.size(), first_row[i + 1] - first_row[i]);
     } catch (const std::exception& e) {
       error[i] = e.what();
     }
@@ -166,13 +179,16 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
   std::size_t rows = 0;
   for (const auto& d : part) rows += d.features.rows;
   if (rows == 0 && !allow_empty) throw Error::at(name, 0, 0, "no data rows");
-  data.features.values.reserve(rows * data.feature_names.size());
-  for (auto& d : part) {
-    data.features.values.insert(data.features.values.end(), d.features.values.begin(), d.features.values.end());
-    data.labels.insert(data.labels.end(), std::make_move_iterator(d.labels.begin()), std::make_move_iterator(d.labels.end()));
-    data.lines.insert(data.lines.end(), d.lines.begin(), d.lines.end());
-    Dataset().features.values.swap(d.features.values);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < parts; ++i) {
+    Dataset& p = part[i];
+    if (at != first_row[i] && p.features.rows)
+      std::memmove(values.data() + at * d, values.data() + first_row[i] * d, p.features.rows * d * sizeof(float));
+    at += p.features.rows;
+    data.labels.insert(data.labels.end(), std::make_move_iterator(p.labels.begin()), std::make_move_iterator(p.labels.end()));
+    data.lines.insert(data.lines.end(), p.lines.begin(), p.lines.end());
   }
+  values.resize(rows * d);
   data.features.rows = rows;
   data.features.cols = data.feature_names.size();
 }
@@ -193,7 +209,9 @@ void read_all_rows(detail::CsvReader& reader, std::string_view content, const Cs
                    const std::vector<long>& role, Dataset& data) {
   if (o.delimiter == ',' && content.size() >= kParallelFrom && omp_get_max_threads() > 1 &&
       content.find('"') == std::string_view::npos) {
-    read_rows_parallel(reader.name(), content, data_start(content, o), role, data);
+    const std::string name = reader.name();
+    reader.release();  // its buffer is not needed by the chunks
+    read_rows_parallel(name, content, data_start(content, o), role, data);
     return;
   }
   read_rows(reader, role, data, o.header);
@@ -231,12 +249,14 @@ void read_shard_rows(detail::CsvReader& reader, std::string_view content, const 
     return nl == std::string_view::npos ? size : nl + 1;
   };
   const std::size_t b = cut(o.shard), e = cut(o.shard + 1);
+  const std::string name = reader.name();
+  reader.release();
   if (e - b >= kParallelFrom && omp_get_max_threads() > 1) {
-    read_rows_parallel(reader.name(), content.substr(0, e), b, role, data, o.delimiter, true);
+    read_rows_parallel(name, content.substr(0, e), b, role, data, o.delimiter, true);
     return;
   }
   const auto lines_before = static_cast<std::size_t>(std::count(content.data(), content.data() + b, '\n'));
-  detail::CsvReader part(reader.name(), content.data() + b, content.data() + e, o.delimiter, lines_before);
+  detail::CsvReader part(name, content.data() + b, content.data() + e, o.delimiter, lines_before, true);
   read_rows(part, role, data, true, true);
 }
 

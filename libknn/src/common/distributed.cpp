@@ -47,13 +47,21 @@ ShardRange shard_range(const Communicator& comm, std::size_t local_rows) {
   return r;
 }
 
-std::vector<std::string> gather_labels(const Communicator& comm, const std::vector<std::string>& labels) {
+namespace {
+// Texts as one byte string, each with its length in front, so any bytes may appear in them.
+template <class Range>
+std::string pack(const Range& texts) {
   std::string packed;
-  for (const auto& l : labels) {
-    const std::uint64_t n = l.size();
+  for (const auto& t : texts) {
+    const std::uint64_t n = t.size();
     packed.append(reinterpret_cast<const char*>(&n), sizeof n);
-    packed += l;
+    packed += t;
   }
+  return packed;
+}
+
+// Every rank's packed texts, unpacked in rank order.
+std::vector<std::string> unpack_all(const Communicator& comm, const std::string& packed) {
   std::vector<std::string> all;
   for (const auto& p : comm.allgather(packed))
     for (std::size_t at = 0; at < p.size();) {
@@ -64,6 +72,11 @@ std::vector<std::string> gather_labels(const Communicator& comm, const std::vect
       at += n;
     }
   return all;
+}
+}  // namespace
+
+std::vector<std::string> gather_labels(const Communicator& comm, const std::vector<std::string>& labels) {
+  return unpack_all(comm, pack(labels));
 }
 
 namespace detail {
@@ -129,23 +142,9 @@ Neighbors positional(const Neighbors& nb) {
 }
 
 std::vector<std::string> all_labels(const Communicator& comm, const std::vector<std::string>& labels) {
-  // Each rank's distinct labels, length-prefixed, so any bytes may appear in a label.
   const std::set<std::string> mine(labels.begin(), labels.end());
-  std::string packed;
-  for (const auto& l : mine) {
-    const std::uint64_t n = l.size();
-    packed.append(reinterpret_cast<const char*>(&n), sizeof n);
-    packed += l;
-  }
-  std::set<std::string> all;
-  for (const auto& p : comm.allgather(packed))
-    for (std::size_t at = 0; at < p.size();) {
-      std::uint64_t n = 0;
-      std::memcpy(&n, p.data() + at, sizeof n);
-      at += sizeof n;
-      all.insert(p.substr(at, n));
-      at += n;
-    }
+  const auto every = unpack_all(comm, pack(mine));
+  const std::set<std::string> all(every.begin(), every.end());
   return {all.begin(), all.end()};
 }
 

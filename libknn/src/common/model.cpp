@@ -47,27 +47,13 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& paylo
   req.queries = &q;
   req.k = params_.k;
   req.metric = params_.metric;
-  return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
+  if (sharded()) return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
+  return search(*backend_, req);
 }
 
 Neighbors KnnModel::kneighbors(const Matrix& queries) const {
-  if (sharded()) {
-    std::vector<double> unused;
-    return kneighbors(queries, unused);
-  }
-  if (!backend_) throw Error("the model is not fitted");
-  if (queries.cols != train_.cols)
-    throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
-                std::to_string(train_.cols));
-  Matrix q = queries;
-  scaler_.transform(q);
-  SearchRequest req;
-  req.train = &train_;
-  req.prepared = prepared_.get();
-  req.queries = &q;
-  req.k = params_.k;
-  req.metric = params_.metric;
-  return search(*backend_, req);
+  std::vector<double> unused;
+  return kneighbors(queries, unused);
 }
 
 void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {

@@ -53,10 +53,12 @@ class World final : public Communicator {
     check(MPI_Op_create(&merge_op, 1, &merge_), "MPI_Op_create");
   }
   int rank() const override { return rank_; }
+  std::uint64_t bytes_sent() const override { return sent_; }
   int size() const override { return size_; }
 
   std::vector<std::string> allgather(const std::string& mine) const override {
     const long long n = static_cast<long long>(mine.size());
+    sent_ += sizeof n + mine.size();
     std::vector<long long> sizes(static_cast<std::size_t>(size_));
     check(MPI_Allgather(&n, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
     std::vector<std::string> all(static_cast<std::size_t>(size_));
@@ -82,16 +84,19 @@ class World final : public Communicator {
   }
   void send_to_next(const double* v, std::size_t n) const override {
     if (rank_ + 1 == size_) return;
+    sent_ += n * sizeof(double);
     for (std::size_t at = 0; at < n; at += kChunk)
       check(MPI_Send(v + at, static_cast<int>(std::min(kChunk, n - at)), MPI_DOUBLE, rank_ + 1, 7, MPI_COMM_WORLD),
             "MPI_Send");
   }
   void broadcast(double* v, std::size_t n, int root) const override {
+    if (rank_ == root) sent_ += n * sizeof(double);
     for (std::size_t at = 0; at < n; at += kChunk)
       check(MPI_Bcast(v + at, static_cast<int>(std::min(kChunk, n - at)), MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
   }
   void merge_candidates(Candidate* lists, std::size_t queries, std::size_t k) const override {
     if (queries == 0 || k == 0) return;
+    sent_ += queries * k * sizeof(Candidate);
     MPI_Datatype list;
     check(MPI_Type_contiguous(static_cast<int>(k * sizeof(Candidate)), MPI_BYTE, &list), "MPI_Type_contiguous");
     check(MPI_Type_commit(&list), "MPI_Type_commit");
@@ -107,12 +112,14 @@ class World final : public Communicator {
  private:
   static constexpr std::size_t kChunk = std::size_t{1} << 28;
   void reduce(double* v, std::size_t n, MPI_Op op) const {
+    sent_ += n * sizeof(double);
     for (std::size_t at = 0; at < n; at += kChunk)
       check(MPI_Allreduce(MPI_IN_PLACE, v + at, static_cast<int>(std::min(kChunk, n - at)), MPI_DOUBLE, op, MPI_COMM_WORLD),
             "MPI_Allreduce");
   }
   int rank_ = 0, size_ = 1;
   MPI_Op merge_ = MPI_OP_NULL;
+  mutable std::uint64_t sent_ = 0;
 };
 
 void finalize_at_exit() {
