@@ -5,16 +5,23 @@
 # $OUT/summary.txt grows as each step ends (so a run cut short still reports what it did); the
 # full logs are packed into $OUT/logs.tar.gz at the end.
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
-# Usage: bench/run_gpu.sh [steps...]   steps: build tests bench primbench sanitize large (default: all)
+# Usage: bench/run_gpu.sh [steps...]
+#   steps: build tests bench primbench sanitize synccheck oom mpi mpibench large (default: the first five and large)
+#   SANITIZE_TOOLS (default "memcheck racecheck") and DEADLINE (seconds; steps that would start
+#   later are skipped) tune a run.
 set -uo pipefail
 out=${OUT:-$PWD/gpu-logs}
 logs=/tmp/knn-gpu-logs
 mkdir -p "$out" "$logs"
 b=/tmp/knn-gpu-build
 steps=${*:-build tests bench primbench sanitize large}
+deadline=${DEADLINE:-100000}
 summary=$out/summary.txt
 note() { echo "$*" | tee -a "$summary"; }
-has() { [[ " $steps " == *" $1 "* ]]; }
+has() {
+  [[ " $steps " == *" $1 "* ]] || return 1
+  if ((SECONDS > deadline)); then note "skipped $1: past the deadline (${SECONDS} s)"; return 1; fi
+}
 pack() { tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null; }
 trap pack EXIT
 note "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"
@@ -52,9 +59,12 @@ if has primbench && [ -x $b/bench/primitives/bench_primitives ]; then
   fi
 fi
 
+sanitize_tools=${SANITIZE_TOOLS:-memcheck racecheck}
+if has synccheck; then sanitize_tools="$sanitize_tools synccheck"; steps="$steps sanitize"; fi
 if has sanitize; then
   export KNN_PRIM_TEST_QUICK=1
-  for tool in memcheck racecheck; do
+  for tool in $sanitize_tools; do
+    if ((SECONDS > deadline)); then note "skipped compute-sanitizer $tool: past the deadline"; continue; fi
     errors=0
     for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend; do
       [ -x "$t" ] || continue
@@ -68,6 +78,51 @@ if has sanitize; then
       note "$tool $(basename "$t"): rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1) $(grep -E '^\[  (PASSED|FAILED)' "$log" | tr '\n' ' ')"
     done
     note "compute-sanitizer $tool: $errors binaries with errors or failures"
+  done
+fi
+
+# A device-memory budget too small for the data: a smaller tile with the same answer, or one
+# clear error line.
+if has oom; then
+  [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
+  cli=$b/apps/knn-cli/knn-cli
+  args=(predict --train /tmp/fm/fashion-mnist-train.csv --query /tmp/fm/fashion-mnist-test.csv -k 5)
+  $cli "${args[@]}" --device cuda -o /tmp/pred_full.csv 2> "$logs/oom_full.err"; rc_full=$?
+  $cli "${args[@]}" --device cuda --gpu-memory 256 -o /tmp/pred_256.csv 2> "$logs/oom_256.err"; rc_256=$?
+  $cli "${args[@]}" --device cuda --gpu-memory 1 -o /tmp/pred_1.csv 2> "$logs/oom_1.err"; rc_1=$?
+  $cli "${args[@]}" --device cpu -o /tmp/pred_cpu.csv 2> "$logs/oom_cpu.err"
+  note "oom: default rc=$rc_full; --gpu-memory 256 rc=$rc_256, same predictions as default: $(cmp -s /tmp/pred_full.csv /tmp/pred_256.csv && echo yes || echo NO); as the CPU: $(cmp -s /tmp/pred_full.csv /tmp/pred_cpu.csv && echo yes || echo NO)"
+  note "oom: --gpu-memory 1 rc=$rc_1, output file left: $([ -e /tmp/pred_1.csv ] && echo YES || echo no), stderr: $(cat "$logs/oom_1.err")"
+fi
+
+# MPI on the GPU machine: sharded runs against one process, one rank per GPU.
+if has mpi; then
+  note "mpi: mpirun=$(command -v mpirun || echo none); gpus=$(nvidia-smi -L | wc -l); bench_knn_mpi=$([ -x $b/bench/bench_knn_mpi ] && echo built || echo absent)"
+  if command -v mpirun >/dev/null && [ -x $b/bench/bench_knn_mpi ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
+    for d in cuda; do
+      tests/mpi/compare_ranks.sh mpirun 2 /tmp/mpi_fm_$d -- $b/apps/knn-cli/knn-cli predict --train /tmp/fm/fashion-mnist-train.csv \
+        --query /tmp/fm/fashion-mnist-test.csv -k 5 --proba --device $d > "$logs/mpi_fm_$d.log" 2>&1
+      note "mpi FM predict --device $d, 2 ranks vs one process: rc=$? $(tail -1 "$logs/mpi_fm_$d.log")"
+    done
+  fi
+fi
+
+if has mpibench && command -v mpirun >/dev/null && [ -x $b/bench/bench_knn_mpi ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for shape in "10000000 128 10000 10" "60000 784 10000 5"; do
+    for np in 1 2; do
+      timeout 200 mpirun --oversubscribe -np $np $b/bench/bench_knn_mpi $shape cuda 3 > "$logs/mpibench.log" 2>&1
+      note "bench_knn_mpi $shape np=$np rc=$?: $(tail -1 "$logs/mpibench.log")"
+    done
+  done
+  for np in 1 2; do
+    start=$(date +%s.%N)
+    timeout 200 mpirun --oversubscribe -np $np $b/apps/knn-cli/knn-cli predict --train /tmp/fm/fashion-mnist-train.csv \
+      --query /tmp/fm/fashion-mnist-test.csv -k 5 --device cuda -o /tmp/fm_np$np.csv 2> "$logs/mpi_cli_np$np.err"
+    rc=$?
+    note "knn-cli predict FM end to end np=$np rc=$rc $(echo "$(date +%s.%N) - $start" | bc) s"
   done
 fi
 
