@@ -118,11 +118,11 @@ if has mpibench && command -v mpirun >/dev/null && [ -x $b/bench/bench_knn_mpi ]
     done
   done
   for np in 1 2; do
-    start=$(date +%s.%N)
+    start=$(python3 -c "import time; print(time.time())")
     timeout 200 mpirun --oversubscribe -np $np $b/apps/knn-cli/knn-cli predict --train /tmp/fm/fashion-mnist-train.csv \
       --query /tmp/fm/fashion-mnist-test.csv -k 5 --device cuda -o /tmp/fm_np$np.csv 2> "$logs/mpi_cli_np$np.err"
     rc=$?
-    note "knn-cli predict FM end to end np=$np rc=$rc $(echo "$(date +%s.%N) - $start" | bc) s"
+    note "knn-cli predict FM end to end np=$np rc=$rc $(python3 -c "import time; print(round(time.time() - $start, 3))") s"
   done
 fi
 
