@@ -7,8 +7,9 @@
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
 #   steps: build tests bench primbench sanitize synccheck oom mpi mpibench large (default: the first five and large)
-#   SANITIZE_TOOLS (default "memcheck racecheck") and DEADLINE (seconds; steps that would start
-#   later are skipped) tune a run.
+#   SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (one test binary),
+#   SANITIZE_BACKEND_FILTER (gtest filter for test_cuda_backend) and DEADLINE (seconds; steps
+#   that would start later are skipped) tune a run.
 set -uo pipefail
 out=${OUT:-$PWD/gpu-logs}
 logs=/tmp/knn-gpu-logs
@@ -69,8 +70,9 @@ if has sanitize; then
     for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend; do
       [ -x "$t" ] || continue
       case "$t" in *large* | *radix_traits*) continue ;; esac  # long, or host code only
+      [ -n "${SANITIZE_ONLY:-}" ] && [ "$(basename "$t")" != "$SANITIZE_ONLY" ] && continue
       filter='*'
-      [ "$(basename "$t")" = test_cuda_backend ] && filter='*Duplicates*:*Excluded*:*SmallMemory*:*Models*'
+      [ "$(basename "$t")" = test_cuda_backend ] && filter=${SANITIZE_BACKEND_FILTER:-'*Duplicates*:*Excluded*:*SmallMemory*:*Models*'}
       log="$logs/sanitize_${tool}_$(basename "$t").log"
       timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter="$filter" > "$log" 2>&1
       rc=$?
