@@ -260,6 +260,13 @@ TEST(KSweepOutput, MalformedOptionIsQuotedInAscii) {
   for (unsigned char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << r;
 }
 
+TEST(KSweepOutput, EmptyLabelNameIsAnError) {
+  const Outcome r = sweep({"--data", data_file("iris.csv"), "--label", ""});
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--label"), std::string::npos) << r;
+  EXPECT_EQ(r.out, "") << r;
+}
+
 // The best row by the rule of EvalResult::best: highest accuracy or lowest RMSE, ties to the
 // smaller k (then the earlier row).
 std::size_t best_row(const Table& t, bool classify) {

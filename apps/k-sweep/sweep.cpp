@@ -230,6 +230,9 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   s.csv.header = r.count("no-header") == 0;
   s.csv.delimiter = app::parse_delimiter(get(r, "delimiter"));
   s.csv.label = get(r, "label");
+  // An empty value (an unset shell variable, say) must not quietly mean the default last column.
+  if (r.count("label") && s.csv.label.empty())
+    throw Error::option("label", "empty column name " + quote(s.csv.label) + " (give a name or a 0-based index)");
   if (r.count("ignore")) s.csv.ignore = app::split_list(get(r, "ignore"));
 
   EvalOptions& eo = s.eval;

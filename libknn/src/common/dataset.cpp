@@ -96,9 +96,11 @@ void read_rows(detail::CsvReader& reader, const std::vector<long>& role, Dataset
                           (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
                                                 : " (last value " + quote(cells.back()) + ")"));
     }
-    float* out = dest + rows * d;
-    if (dest && rows == dest_rows) throw Error::at(reader.name(), reader.line(), 0, "more rows than lines (internal error)");
-    if (!dest) {
+    float* out = nullptr;
+    if (dest) {
+      if (rows == dest_rows) throw Error::at(reader.name(), reader.line(), 0, "more rows than lines (internal error)");
+      out = dest + rows * d;
+    } else {
       const std::size_t base = values.size();
       values.resize(base + d);
       out = values.data() + base;

@@ -93,32 +93,42 @@ Neighbors search_sharded(const Backend& backend, const SearchRequest& request, c
   std::vector<std::size_t> group[2];  // [0]: no local exclusion, [1]: a local row excluded
   for (std::size_t q = 0; q < nq; ++q) {
     const std::int64_t g = request.exclude ? request.exclude[q] : -1;
-    if (keys && g >= 0) throw Error("sharded search: exclusions need contiguous rows");
-    const bool mine = g >= static_cast<std::int64_t>(offset) && g < static_cast<std::int64_t>(offset + local);
-    exclude[q] = mine ? g - static_cast<std::int64_t>(offset) : -1;
+    std::int64_t at = -1;
+    if (g >= 0 && keys) {  // keys ascend
+      const std::int64_t* it = std::lower_bound(keys, keys + local, g);
+      if (it != keys + local && *it == g) at = it - keys;
+    } else if (g >= static_cast<std::int64_t>(offset) && g < static_cast<std::int64_t>(offset + local)) {
+      at = g - static_cast<std::int64_t>(offset);
+    }
+    const bool mine = at >= 0;
+    exclude[q] = at;
     group[mine && k >= local ? 1 : 0].push_back(q);
   }
-  for (int gi = 0; gi < 2; ++gi) {
-    const auto& ids = group[gi];
-    const std::size_t k_local = std::min(k, gi == 1 ? local - 1 : local);
-    if (ids.empty() || k_local == 0) continue;
-    const bool all = ids.size() == nq;
-    Matrix subset;
-    std::vector<std::int64_t> ex;
-    if (!all) subset = take_rows(*request.queries, ids);
-    for (std::size_t q : ids) ex.push_back(exclude[q]);
-    SearchRequest r = request;
-    r.queries = all ? request.queries : &subset;
-    r.k = k_local;
-    r.exclude = request.exclude ? ex.data() : nullptr;
-    const Neighbors nb = search(backend, r);
-    for (std::size_t qi = 0; qi < ids.size(); ++qi)
-      for (std::size_t j = 0; j < k_local; ++j) {
-        const std::int64_t i = nb.index_row(qi)[j];
-        const std::int64_t global = keys ? keys[i] : i + static_cast<std::int64_t>(offset);
-        lists[ids[qi] * k + j] = {nb.distance_row(qi)[j], global, payload ? payload[i] : 0.0};
-      }
-  }
+  // A failure here on one rank must not leave the others waiting in the merge.
+  collective(&comm, [&] {
+    for (int gi = 0; gi < 2; ++gi) {
+      const auto& ids = group[gi];
+      const std::size_t k_local = std::min(k, gi == 1 ? local - 1 : local);
+      if (ids.empty() || k_local == 0) continue;
+      const bool all = ids.size() == nq;
+      Matrix subset;
+      std::vector<std::int64_t> ex;
+      if (!all) subset = take_rows(*request.queries, ids);
+      bool any = false;
+      for (std::size_t q : ids) ex.push_back(exclude[q]), any = any || exclude[q] >= 0;
+      SearchRequest r = request;
+      r.queries = all ? request.queries : &subset;
+      r.k = k_local;
+      r.exclude = any ? ex.data() : nullptr;  // none of its rows excluded: k may be all of them
+      const Neighbors nb = search(backend, r);
+      for (std::size_t qi = 0; qi < ids.size(); ++qi)
+        for (std::size_t j = 0; j < k_local; ++j) {
+          const std::int64_t i = nb.index_row(qi)[j];
+          const std::int64_t global = keys ? keys[i] : i + static_cast<std::int64_t>(offset);
+          lists[ids[qi] * k + j] = {nb.distance_row(qi)[j], global, payload ? payload[i] : 0.0};
+        }
+    }
+  });
   comm.merge_candidates(lists.data(), nq, k);
   Neighbors out;
   out.queries = nq;

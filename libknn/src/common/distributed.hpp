@@ -16,7 +16,7 @@ namespace knn::detail {
 /// merges with every other rank: the k nearest of the whole training set, global indices, and
 /// each neighbour's payload (`payload[local row]`) in `payload_out` (queries x k). `request.k` is
 /// the global k; `request.exclude` holds global rows. Every rank gets the same result.
-/// `keys`, when given, is the global index of each local row instead of offset + row.
+/// `keys`, when given, is the global index of each local row (ascending) instead of offset + row.
 Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
                          std::size_t offset, const double* payload, std::vector<double>& payload_out,
                          const std::int64_t* keys = nullptr);

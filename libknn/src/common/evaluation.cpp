@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "common/distributed.hpp"
@@ -71,6 +72,48 @@ std::vector<bool> loo_changes_scaler(const Matrix& x, Scaling scaling) {
   return special;
 }
 
+// The same over the rows of every rank (this rank's rows are global rows offset..offset + rows):
+// the minima and maxima, and how many rows hold them, are reduced over the ranks. Returns the
+// flags of all `total` rows, the same on every rank.
+std::vector<bool> loo_changes_scaler(const Matrix& x, Scaling scaling, const Communicator& comm, std::size_t offset,
+                                     std::size_t total) {
+  std::vector<bool> special(total, scaling == Scaling::standard);
+  if (scaling != Scaling::minmax || total < 2) return special;
+  const std::size_t d = x.cols;
+  std::vector<double> lo(d, std::numeric_limits<double>::infinity()), hi(d, -std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < x.rows; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      lo[j] = std::min(lo[j], static_cast<double>(x(i, j)));
+      hi[j] = std::max(hi[j], static_cast<double>(x(i, j)));
+    }
+  comm.allreduce_min(lo.data(), d);
+  comm.allreduce_max(hi.data(), d);
+  // Per column: rows at the minimum, rows at the maximum, and (when one) which.
+  std::vector<std::uint64_t> mine(4 * d, 0);
+  for (std::size_t i = 0; i < x.rows; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      if (x(i, j) == lo[j]) ++mine[4 * j], mine[4 * j + 1] = offset + i;
+      if (x(i, j) == hi[j]) ++mine[4 * j + 2], mine[4 * j + 3] = offset + i;
+    }
+  const auto every = detail::gather_all(comm, mine);
+  for (std::size_t j = 0; j < d; ++j)
+    for (int side = 0; side < 2; ++side) {
+      std::uint64_t count = 0, row = 0;
+      for (std::size_t r = 0; r < every.size(); r += 4 * d) {
+        count += every[r + 4 * j + 2 * side];
+        if (every[r + 4 * j + 2 * side]) row = every[r + 4 * j + 2 * side + 1];
+      }
+      if (count == 1) special[row] = true;
+    }
+  return special;
+}
+
+std::vector<std::size_t> local_rows(std::size_t offset, std::size_t rows) {
+  std::vector<std::size_t> v(rows);
+  std::iota(v.begin(), v.end(), offset);
+  return v;
+}
+
 // A scaling overflow named at its file, line and column (when the data set came from a file).
 Error at_cell(const ScaleOverflow& e, const Dataset& d, std::size_t row) {
   const std::size_t line = row < d.lines.size() ? d.lines[row] : 0;
@@ -122,12 +165,9 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
                                              std::to_string(data.dims()));
   }
 
-  // Sharded (each rank passes its shard of `data`): scored against a test file, which every rank
-  // holds whole. Cross-validation would move every row to every rank, so it is not offered.
+  // Sharded: each rank passes its shard of `data` (see below); a test file every rank holds whole.
   const Communicator* comm = opt.backend.comm.get();
   const bool sharded = distributed(comm);
-  if (sharded && fs.kind == FoldSpec::Kind::loo)
-    throw Error::option("loo", "leave-one-out runs in one process; with several ranks use --folds N or --test FILE");
 
   EvalResult res;
   res.task = opt.task;
@@ -281,7 +321,8 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     // Pooled: all n held-out predictions are scored together (a fold of one row has no RMSE or R^2
     // of its own), so the reported standard deviation is 0.
     res.folds = n;
-    const auto special = loo_changes_scaler(data.features, opt.scaling);
+    const auto special = sharded ? loo_changes_scaler(data.features, opt.scaling, *comm, data.row_offset, n)
+                                 : loo_changes_scaler(data.features, opt.scaling);
     std::vector<std::size_t> shared_rows, all(n);
     std::iota(all.begin(), all.end(), std::size_t{0});
     for (std::size_t i = 0; i < n; ++i)
@@ -299,10 +340,26 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     std::size_t done = 0;
     if (!shared_rows.empty()) {
       Scaler sc(opt.scaling);
-      const Matrix train = sc.fit_transform(data.features);
-      Matrix q = take_rows(train, shared_rows);
+      Matrix train, q;
+      std::vector<std::size_t> train_rows = all;
+      if (sharded) {
+        // Every rank's rows train; the shared rows of every rank, scaled, are the queries.
+        train = data.features;
+        sc.fit(train, *comm);
+        sc.transform(train);
+        train_rows = local_rows(data.row_offset, local_n);
+        std::vector<std::size_t> mine;
+        for (std::size_t g : shared_rows)
+          if (g >= data.row_offset && g < data.row_offset + local_n) mine.push_back(g - data.row_offset);
+        q.values = detail::gather_all(*comm, take_rows(train, mine).values);
+        q.rows = shared_rows.size();
+        q.cols = data.dims();
+      } else {
+        train = sc.fit_transform(data.features);
+        q = take_rows(train, shared_rows);
+      }
       std::vector<std::int64_t> ex(shared_rows.begin(), shared_rows.end());
-      predict_all(train, all, q, &ex, pc, py);
+      predict_all(train, train_rows, q, &ex, pc, py);
       place(shared_rows);
       done += shared_rows.size();
       if (opt.progress) opt.progress(done, n);
@@ -310,16 +367,35 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     for (std::size_t i = 0; i < n; ++i) {
       if (!special[i]) continue;
       std::vector<std::size_t> rest;
-      for (std::size_t r = 0; r < n; ++r)
-        if (r != i) rest.push_back(r);
       Scaler sc(opt.scaling);
-      const Matrix train = sc.fit_transform(take_rows(data.features, rest));
-      Matrix q = take_rows(data.features, {i});
-      try {
-        sc.transform(q);
-      } catch (const ScaleOverflow& e) {
-        throw at_cell(e, data, i);
+      Matrix train, q;
+      const bool mine = sharded && i >= data.row_offset && i < data.row_offset + local_n;
+      if (sharded) {
+        // This rank's rows less row i, and row i itself (from the rank that holds it) as the query.
+        std::vector<std::size_t> local;
+        for (std::size_t r = 0; r < local_n; ++r)
+          if (data.row_offset + r != i) local.push_back(r), rest.push_back(data.row_offset + r);
+        train = take_rows(data.features, local);
+        sc.fit(train, *comm);
+        sc.transform(train);
+        const std::vector<float> own = mine ? take_rows(data.features, {i - data.row_offset}).values : std::vector<float>{};
+        q.values = detail::gather_all(*comm, own);
+        q.rows = 1;
+        q.cols = data.dims();
+      } else {
+        for (std::size_t r = 0; r < n; ++r)
+          if (r != i) rest.push_back(r);
+        train = sc.fit_transform(take_rows(data.features, rest));
+        q = take_rows(data.features, {i});
       }
+      collective(comm, [&] {
+        try {
+          sc.transform(q);
+        } catch (const ScaleOverflow& e) {
+          if (!sharded) throw at_cell(e, data, i);
+          throw mine ? at_cell(e, data, i - data.row_offset) : Error("");
+        }
+      });
       predict_all(train, rest, q, nullptr, pc, py);
       place({i});
       if (opt.progress) opt.progress(++done, n);
