@@ -116,6 +116,53 @@ TEST(CudaBackend, DuplicatesAndNearTies) {
     }
 }
 
+TEST(CudaBackend, MoreTiedRowsThanSharedMemoryRanks) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // 6,000 copies of one row among random ones: for a query at that row every copy is a
+  // candidate, past what one block ranks in shared memory, so the host ranks that list; a query
+  // elsewhere takes the ordinary lists. Both must still equal the CPU's, ties by index.
+  auto train = knn::test::random_matrix(9000, 24, rng);
+  for (std::size_t i = 0; i < train.rows; i += 3)
+    if (i / 3 < 6000) std::copy_n(train.row(1), train.cols, train.row(i));
+  knn::Matrix q(3, train.cols);
+  std::copy_n(train.row(1), train.cols, q.row(0));
+  std::copy_n(train.row(2), train.cols, q.row(1));
+  for (std::size_t j = 0; j < q.cols; ++j) q(2, j) = 0.5f;
+  for (auto m : kMetrics)
+    for (std::size_t k : {1u, 3u, 64u, 2048u, 2049u}) {
+      const std::string what = std::string(knn::to_string(m)) + " k=" + std::to_string(k);
+      const auto cpu = run(knn::Device::cpu, train, q, k, m);
+      expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, what);
+      if (m != knn::Metric::l1) expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, what + " tf32");
+    }
+}
+
+TEST(CudaBackend, OneBackendServesSearchesOfEveryShapeInTurn) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // The backend keeps its buffers between searches: large after small, small after large, and
+  // k on both sides of the two-pass path's limit must all find the right neighbours.
+  knn::BackendOptions o;
+  o.device = knn::Device::cuda;
+  const auto gpu = knn::make_backend(o);
+  const auto cpu = knn::make_backend({knn::Device::cpu});
+  const std::size_t shapes[][4] = {{50, 3, 7, 5}, {30000, 40, 300, 2100}, {100, 5, 3, 1}, {30000, 40, 300, 10}, {2000, 70, 900, 300}};
+  for (const auto& s : shapes) {
+    const auto train = knn::test::random_matrix(s[0], s[1], rng);
+    const auto q = knn::test::random_matrix(s[2], s[1], rng);
+    knn::SearchRequest r;
+    r.train = &train;
+    r.queries = &q;
+    r.k = s[3];
+    expect_identical(knn::search(*gpu, r), knn::search(*cpu, r), "n=" + std::to_string(s[0]) + " k=" + std::to_string(s[3]));
+  }
+}
+
 TEST(CudaBackend, ExcludedRows) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -140,12 +187,56 @@ TEST(CudaBackend, SmallMemoryBudgetGivesTheSameAnswer) {
   const auto cpu = run(knn::Device::cpu, train, q, 16, knn::Metric::l2);
   // 8 MiB: the training rows (5 MiB) plus bounds for a few dozen queries per tile.
   expect_identical(run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 8u << 20), cpu, "8 MiB");
+  // 1 MiB cannot hold the training rows: they are searched in parts, with the same answer.
+  expect_identical(run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 1u << 20), cpu, "1 MiB");
   try {
-    run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 1u << 20);
-    FAIL() << "a 1 MiB budget cannot hold the training rows";
+    run(knn::Device::cuda, train, q, 16, knn::Metric::l2, nullptr, knn::Precision::fp32, 1u << 10);
+    FAIL() << "a 1 KiB budget cannot hold one training row and one query";
   } catch (const knn::Error& e) {
     EXPECT_NE(std::string(e.what()).find("too small"), std::string::npos) << e.what();
   }
+}
+
+TEST(CudaBackend, TrainingRowsLargerThanTheBudgetAreSearchedInParts) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // 20,000 x 48 floats (3.8 MB) against a 512 KiB budget: parts of about 1,000 rows. Duplicated
+  // rows put ties across the parts' borders; k = 1,500 exceeds a part; every metric; and each
+  // query excluding a row (leave-one-out) where the query is a training row.
+  auto train = knn::test::random_matrix(20000, 48, rng);
+  for (std::size_t i = 0; i < 3000; ++i) {
+    const std::size_t from = rng() % train.rows, to = rng() % train.rows;
+    std::copy(train.row(from), train.row(from) + train.cols, train.row(to));
+  }
+  const auto q = knn::test::random_matrix(150, 48, rng);
+  for (const auto metric : {knn::Metric::l2, knn::Metric::l1, knn::Metric::cosine})
+    for (const std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{1500}}) {
+      const std::string what = std::string(knn::to_string(metric)) + " k=" + std::to_string(k);
+      expect_identical(run(knn::Device::cuda, train, q, k, metric, nullptr, knn::Precision::fp32, 512u << 10),
+                       run(knn::Device::cpu, train, q, k, metric), what);
+    }
+  std::vector<std::size_t> rows(200);
+  for (auto& r : rows) r = rng() % train.rows;
+  const auto own = knn::take_rows(train, rows);
+  const std::vector<std::int64_t> exclude(rows.begin(), rows.end());
+  for (const std::size_t k : {std::size_t{5}, std::size_t{1200}})
+    expect_identical(run(knn::Device::cuda, train, own, k, knn::Metric::l2, exclude.data(), knn::Precision::tf32, 512u << 10),
+                     run(knn::Device::cpu, train, own, k, knn::Metric::l2, exclude.data()), "excluded rows, k=" + std::to_string(k));
+  // A model fitted under the budget keeps no copy on the GPU, and predicts as the CPU does.
+  knn::ModelParams p;
+  p.k = 7;
+  p.backend.device = knn::Device::cuda;
+  p.backend.device_memory_budget = 512u << 10;
+  std::vector<double> target(train.rows);
+  for (auto& t : target) t = static_cast<double>(rng() % 1000);
+  knn::KnnRegressor gpu(p);
+  gpu.fit(train, target);
+  p.backend.device = knn::Device::cpu;
+  knn::KnnRegressor cpu(p);
+  cpu.fit(train, target);
+  EXPECT_EQ(gpu.predict(q), cpu.predict(q));
 }
 
 TEST(CudaBackend, ModelsPredictTheSameOnRealData) {

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,19 +28,30 @@ double median_ms(const std::function<void()>& f, int reps) {
   return t[t.size() / 2];
 }
 
+// One backend per device and precision, kept as a model keeps its own: the GPU backend holds its
+// stream, cuBLAS handle and workspace between searches.
+const knn::Backend& backend(knn::Device dev, knn::Precision p) {
+  static std::map<std::pair<int, int>, std::shared_ptr<const knn::Backend>> made;
+  auto& b = made[{static_cast<int>(dev), static_cast<int>(p)}];
+  if (!b) {
+    knn::BackendOptions o;
+    o.device = dev;
+    o.precision = p;
+    b = knn::make_backend(o);
+  }
+  return *b;
+}
+
 // One search; with `prepared`, the training rows are already on the device (as after fit()).
 knn::Neighbors search(knn::Device dev, knn::Precision p, const knn::Matrix& train, const knn::Matrix& q, std::size_t k,
                       const knn::PreparedTrain* prepared = nullptr) {
-  knn::BackendOptions o;
-  o.device = dev;
-  o.precision = p;
-  const auto b = knn::make_backend(o);
+  const auto& b = backend(dev, p);
   knn::SearchRequest r;
   r.train = &train;
   r.prepared = prepared;
   r.queries = &q;
   r.k = k;
-  return knn::search(*b, r);
+  return knn::search(b, r);
 }
 
 std::shared_ptr<const knn::PreparedTrain> prepare(const knn::Matrix& train) {

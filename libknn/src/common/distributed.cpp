@@ -81,16 +81,17 @@ std::vector<std::string> gather_labels(const Communicator& comm, const std::vect
 
 namespace detail {
 
-Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
-                         std::size_t offset, const double* payload, std::vector<double>& payload_out,
-                         const std::int64_t* keys) {
+namespace {
+constexpr Candidate kPad{std::numeric_limits<double>::infinity(), std::numeric_limits<std::int64_t>::max(), 0.0};
+
+// Fills `lists` (queries x request.k, sorted, padded) with the nearest of `request.train`'s rows,
+// whose global indices are keys[i] or offset + i. Queries whose excluded row is among them can
+// take one row fewer; when k reaches the row count, they are searched apart from the others.
+void local_candidates(const SearchFn& search_rows, const SearchRequest& request, std::size_t offset,
+                      const std::int64_t* keys, const double* payload, Candidate* lists) {
   const std::size_t nq = request.queries->rows, k = request.k, local = request.train->rows;
-  constexpr Candidate pad{std::numeric_limits<double>::infinity(), std::numeric_limits<std::int64_t>::max(), 0.0};
-  std::vector<Candidate> lists(nq * k, pad);
-  // Queries whose excluded row is on this rank can take one row fewer from it; when k reaches
-  // the local row count, they are searched apart from the others.
   std::vector<std::int64_t> exclude(nq, -1);
-  std::vector<std::size_t> group[2];  // [0]: no local exclusion, [1]: a local row excluded
+  std::vector<std::size_t> group[2];  // [0]: no excluded row here, or k below the row count; [1]: the rest
   for (std::size_t q = 0; q < nq; ++q) {
     const std::int64_t g = request.exclude ? request.exclude[q] : -1;
     std::int64_t at = -1;
@@ -100,49 +101,91 @@ Neighbors search_sharded(const Backend& backend, const SearchRequest& request, c
     } else if (g >= static_cast<std::int64_t>(offset) && g < static_cast<std::int64_t>(offset + local)) {
       at = g - static_cast<std::int64_t>(offset);
     }
-    const bool mine = at >= 0;
     exclude[q] = at;
-    group[mine && k >= local ? 1 : 0].push_back(q);
+    group[at >= 0 && k >= local ? 1 : 0].push_back(q);
   }
-  // A failure here on one rank must not leave the others waiting in the merge.
-  collective(&comm, [&] {
-    for (int gi = 0; gi < 2; ++gi) {
-      const auto& ids = group[gi];
-      const std::size_t k_local = std::min(k, gi == 1 ? local - 1 : local);
-      if (ids.empty() || k_local == 0) continue;
-      const bool all = ids.size() == nq;
-      Matrix subset;
-      std::vector<std::int64_t> ex;
-      if (!all) subset = take_rows(*request.queries, ids);
-      bool any = false;
-      for (std::size_t q : ids) ex.push_back(exclude[q]), any = any || exclude[q] >= 0;
-      SearchRequest r = request;
-      r.queries = all ? request.queries : &subset;
-      r.k = k_local;
-      r.exclude = any ? ex.data() : nullptr;  // none of its rows excluded: k may be all of them
-      const Neighbors nb = search(backend, r);
-      for (std::size_t qi = 0; qi < ids.size(); ++qi)
-        for (std::size_t j = 0; j < k_local; ++j) {
-          const std::int64_t i = nb.index_row(qi)[j];
-          const std::int64_t global = keys ? keys[i] : i + static_cast<std::int64_t>(offset);
-          lists[ids[qi] * k + j] = {nb.distance_row(qi)[j], global, payload ? payload[i] : 0.0};
-        }
-    }
-  });
-  comm.merge_candidates(lists.data(), nq, k);
+  for (int gi = 0; gi < 2; ++gi) {
+    const auto& ids = group[gi];
+    const std::size_t k_local = std::min(k, gi == 1 ? local - 1 : local);
+    if (ids.empty() || k_local == 0) continue;
+    const bool all = ids.size() == nq;
+    Matrix subset;
+    std::vector<std::int64_t> ex;
+    if (!all) subset = take_rows(*request.queries, ids);
+    bool any = false;
+    for (std::size_t q : ids) ex.push_back(exclude[q]), any = any || exclude[q] >= 0;
+    SearchRequest r = request;
+    r.queries = all ? request.queries : &subset;
+    r.k = k_local;
+    r.exclude = any ? ex.data() : nullptr;  // none of its rows excluded: k may be all of them
+    const Neighbors nb = search_rows(r);
+    for (std::size_t qi = 0; qi < ids.size(); ++qi)
+      for (std::size_t j = 0; j < k_local; ++j) {
+        const std::int64_t i = nb.index_row(qi)[j];
+        const std::int64_t global = keys ? keys[i] : i + static_cast<std::int64_t>(offset);
+        lists[ids[qi] * k + j] = {nb.distance_row(qi)[j], global, payload ? payload[i] : 0.0};
+      }
+  }
+}
+
+Neighbors from_lists(const std::vector<Candidate>& lists, std::size_t nq, std::size_t k, std::vector<double>* payload_out) {
   Neighbors out;
   out.queries = nq;
   out.k = k;
   out.index.resize(nq * k);
   out.distance.resize(nq * k);
-  payload_out.resize(nq * k);
+  if (payload_out) payload_out->resize(nq * k);
   for (std::size_t i = 0; i < nq * k; ++i) {
-    if (lists[i].index == pad.index) throw Error("sharded search: fewer than k candidates over all ranks");
+    if (lists[i].index == kPad.index) throw Error("search: fewer than k candidates over all parts of the training rows");
     out.index[i] = lists[i].index;
     out.distance[i] = lists[i].distance;
-    payload_out[i] = lists[i].payload;
+    if (payload_out) (*payload_out)[i] = lists[i].payload;
   }
   return out;
+}
+}  // namespace
+
+void merge_candidate_lists(const Candidate* in, Candidate* inout, std::size_t lists, std::size_t k) {
+  const auto less = [](const Candidate& a, const Candidate& b) {
+    return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
+  };
+  std::vector<Candidate> merged(k);
+  for (std::size_t q = 0; q < lists; ++q, in += k, inout += k) {
+    std::size_t i = 0, j = 0;
+    for (std::size_t o = 0; o < k; ++o) merged[o] = less(in[i], inout[j]) ? in[i++] : inout[j++];
+    std::copy(merged.begin(), merged.end(), inout);
+  }
+}
+
+Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
+                         std::size_t offset, const double* payload, std::vector<double>& payload_out,
+                         const std::int64_t* keys) {
+  const std::size_t nq = request.queries->rows, k = request.k;
+  std::vector<Candidate> lists(nq * k, kPad);
+  // A failure here on one rank must not leave the others waiting in the merge.
+  collective(&comm, [&] {
+    local_candidates([&](const SearchRequest& r) { return search(backend, r); }, request, offset, keys, payload, lists.data());
+  });
+  comm.merge_candidates(lists.data(), nq, k);
+  return from_lists(lists, nq, k, &payload_out);
+}
+
+Neighbors search_in_parts(const SearchFn& search_rows, const SearchRequest& request, std::size_t rows_per_part) {
+  const Matrix& train = *request.train;
+  const std::size_t nq = request.queries->rows, k = request.k;
+  std::vector<Candidate> best(nq * k, kPad), part_lists;
+  for (std::size_t b = 0; b < train.rows; b += rows_per_part) {
+    const std::size_t e = std::min(train.rows, b + rows_per_part);
+    Matrix part(e - b, train.cols);
+    std::copy(train.row(b), train.row(b) + (e - b) * train.cols, part.values.begin());
+    SearchRequest r = request;
+    r.train = &part;
+    r.prepared = nullptr;
+    part_lists.assign(nq * k, kPad);
+    local_candidates(search_rows, r, b, nullptr, nullptr, part_lists.data());
+    merge_candidate_lists(part_lists.data(), best.data(), nq, k);
+  }
+  return from_lists(best, nq, k, nullptr);
 }
 
 Neighbors positional(const Neighbors& nb) {

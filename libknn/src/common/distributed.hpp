@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,17 @@ std::vector<T> gather_all(const Communicator& comm, const std::vector<T>& mine) 
 }
 
 
+
+/// How a part of the training rows is searched (a backend's search, or the GPU's own).
+using SearchFn = std::function<Neighbors(const SearchRequest&)>;
+
+/// Per list, the k best of two sorted lists of k candidates (`in` and `inout`) into `inout`.
+void merge_candidate_lists(const Candidate* in, Candidate* inout, std::size_t lists, std::size_t k);
+
+/// The request over its training rows taken `rows_per_part` at a time (for a device that cannot
+/// hold them all): each part's nearest, merged by (distance, row), so the answer is the one of a
+/// single search. `request.exclude` holds rows of the whole training set.
+Neighbors search_in_parts(const SearchFn& search_rows, const SearchRequest& request, std::size_t rows_per_part);
 
 /// Neighbours whose index is their position (q * k + j), for voting over a payload array.
 Neighbors positional(const Neighbors& nb);

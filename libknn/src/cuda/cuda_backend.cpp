@@ -12,9 +12,13 @@ namespace cuda {
 
 CudaBackend::CudaBackend(int device, const BackendOptions& options) : device_(device), options_(options) {}
 
-Neighbors CudaBackend::search(const SearchRequest& request) const { return gpu_search(request, options_, device_); }
+Neighbors CudaBackend::search(const SearchRequest& request) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!context_) context_ = make_gpu_context(device_);
+  return gpu_search(request, options_, device_, context_.get());
+}
 
-std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const { return gpu_prepare(train, device_); }
+std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const { return gpu_prepare(train, options_, device_); }
 
 }  // namespace cuda
 

@@ -1,14 +1,22 @@
 // Exact k-nearest-neighbour search on the GPU.
 //
 // Per tile of queries: (1) a cuBLAS product (fp32, or TF32 tensor cores) against all training
-// rows gives each pair an approximate value, turned in place into an upper and a lower bound of
-// the defined distance (common/bounds.hpp); (2) per query, tau: a value with at least k upper
-// bounds at or below it, found with two 4096-bin histogram passes over the bounds' ordered bits;
-// (3) every row whose lower bound is <= tau is a candidate: counted, offsets from knn::prim's
-// device scan, written by a block-wide scan; (4) candidates are ranked by the defined distance
-// (double, feature order, no FMA) and sorted by (distance, index). The argument of the CPU
-// backend carries over: the candidates contain the true k nearest, ties included, so the result
-// is bit-identical to the CPU backend's whatever the precision of step (1).
+// rows gives each pair an approximate value, from which an upper and a lower bound of the
+// defined distance follow (common/bounds.hpp); (2) per query, tau: a value with at least k upper
+// bounds at or below it; (3) every row whose lower bound is <= tau is a candidate; (4) candidates
+// are ranked by the defined distance (double, feature order, no FMA) and sorted by
+// (distance, index). The argument of the CPU backend carries over: the candidates contain the
+// true k nearest, ties included, so the result is bit-identical to the CPU backend's whatever the
+// precision of step (1).
+//
+// For k up to kFastK, steps (2)-(4) read the product twice: each thread keeps the M smallest
+// upper bounds it sees in registers and tau is the k-th smallest of their union (a subset's k-th
+// smallest is never below the whole row's, so it is a valid tau, and a tight one unless one thread
+// holds more than M of the k nearest); a second pass appends candidates to a per-query list of
+// fixed capacity, and one block per query ranks and sorts its list in shared memory. Lists that
+// overflow are collected again at their exact size. Larger k take the histogram path: tau from
+// two 4096-bin histogram passes over the bounds' ordered bits, candidates counted, offsets from
+// knn::prim's device scan, written by a block-wide scan.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -24,6 +32,7 @@
 #include <knn/prim/device/device_scan.cuh>
 
 #include "common/bounds.hpp"
+#include "common/distributed.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "knn/error.hpp"
 
@@ -74,6 +83,12 @@ class DeviceArray {
     capacity_ = count;
   }
   T* get() const { return ptr_; }
+  std::size_t bytes() const { return capacity_ * sizeof(T); }
+  void release() {
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    capacity_ = 0;
+  }
 
  private:
   T* ptr_ = nullptr;
@@ -341,24 +356,8 @@ __device__ __forceinline__ bool before_pair(double da, std::int64_t ia, double d
   return da < db || (da == db && ia < ib);
 }
 
-// Sorts each query's candidates by (distance, index) in shared memory and writes the first k.
-// Queries with more than kSortCapacity candidates are left to the host (flag set).
-__global__ void sort_and_take(const double* cand_dist, const std::int64_t* cand_index, const std::int64_t* offset,
-                              std::int64_t k, double* out_dist, std::int64_t* out_index, int* too_many) {
-  __shared__ double sd[kSortCapacity];
-  __shared__ std::int64_t si[kSortCapacity];
-  const std::int64_t b = offset[blockIdx.x], m = offset[blockIdx.x + 1] - b;
-  if (m > kSortCapacity) {
-    if (threadIdx.x == 0) too_many[blockIdx.x] = 1;
-    return;
-  }
-  int size = 1;
-  while (size < m) size <<= 1;
-  for (int x = threadIdx.x; x < size; x += blockDim.x) {
-    sd[x] = x < m ? cand_dist[b + x] : INFINITY;
-    si[x] = x < m ? cand_index[b + x] : INT64_MAX;
-  }
-  __syncthreads();
+// Sorts `size` (a power of two) pairs in shared memory by (distance, index), ascending.
+__device__ void block_sort_pairs(double* sd, std::int64_t* si, int size) {
   for (int len = 2; len <= size; len <<= 1)
     for (int stride = len >> 1; stride > 0; stride >>= 1) {
       for (int x = threadIdx.x; x < size; x += blockDim.x) {
@@ -378,9 +377,188 @@ __global__ void sort_and_take(const double* cand_dist, const std::int64_t* cand_
       }
       __syncthreads();
     }
+}
+
+__device__ __forceinline__ int pow2_at_least(std::int64_t m) {
+  int size = 1;
+  while (size < m) size <<= 1;
+  return size;
+}
+
+// Sorts each query's candidates by (distance, index) in shared memory and writes the first k.
+// Queries with more than kSortCapacity candidates are left to the host (flag set).
+__global__ void sort_and_take(const double* cand_dist, const std::int64_t* cand_index, const std::int64_t* offset,
+                              std::int64_t k, double* out_dist, std::int64_t* out_index, int* too_many) {
+  __shared__ double sd[kSortCapacity];
+  __shared__ std::int64_t si[kSortCapacity];
+  const std::int64_t b = offset[blockIdx.x], m = offset[blockIdx.x + 1] - b;
+  if (m > kSortCapacity) {
+    if (threadIdx.x == 0) too_many[blockIdx.x] = 1;
+    return;
+  }
+  const int size = pow2_at_least(m);
+  for (int x = threadIdx.x; x < size; x += blockDim.x) {
+    sd[x] = x < m ? cand_dist[b + x] : INFINITY;
+    si[x] = x < m ? cand_index[b + x] : INT64_MAX;
+  }
+  __syncthreads();
+  block_sort_pairs(sd, si, size);
   for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
     out_dist[static_cast<std::int64_t>(blockIdx.x) * k + x] = sd[x];
     out_index[static_cast<std::int64_t>(blockIdx.x) * k + x] = si[x];
+  }
+}
+
+// ---- The path for k <= kFastK: two reads of the product, candidates ranked per query block ----
+
+constexpr int kSelectThreads = 256;
+constexpr int kFastK = 2048;          // k up to this takes the two-pass path
+constexpr int kRankCapacity = 4096;   // candidates ranked in shared memory per query (64 KiB)
+constexpr unsigned kNoKey = 0xFFFFFFFFu;  // above every float's ordered key, NaN's included
+
+// tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
+// keys (M * kSelectThreads >= k). Excluded rows (NaN) never count; tau is at most +inf's key, so
+// a query with fewer than k finite upper bounds takes every row that is not excluded.
+template <int M>
+__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, unsigned* tau) {
+  constexpr int kUnion = M * kSelectThreads;
+  __shared__ unsigned keys[kUnion];
+  const int row = blockIdx.x;
+  unsigned best[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) best[m] = kNoKey;
+  std::int64_t j = threadIdx.x;
+  // Four rows per step, so four loads are in flight before the first is used.
+  for (; j + 3 * kSelectThreads < b.n; j += 4 * kSelectThreads) {
+    unsigned key[4];
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      float u, l;
+      b(row, j + x * kSelectThreads, u, l);
+      key[x] = isnan(u) ? kNoKey : ordered_key(u);
+    }
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+      if (key[x] < best[M - 1]) {
+        unsigned v = key[x];
+#pragma unroll
+        for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
+          const unsigned lo = min(best[m], v);
+          v = max(best[m], v);
+          best[m] = lo;
+        }
+      }
+  }
+  for (; j < b.n; j += kSelectThreads) {
+    float u, l;
+    b(row, j, u, l);
+    unsigned v = isnan(u) ? kNoKey : ordered_key(u);
+    if (v < best[M - 1]) {
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        const unsigned lo = min(best[m], v);
+        v = max(best[m], v);
+        best[m] = lo;
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
+  __syncthreads();
+  for (int len = 2; len <= kUnion; len <<= 1)  // bitonic sort of the union, ascending
+    for (int stride = len >> 1; stride > 0; stride >>= 1) {
+      for (int x = threadIdx.x; x < kUnion; x += kSelectThreads) {
+        const int y = x ^ stride;
+        if (y > x) {
+          const unsigned a = keys[x], c = keys[y];
+          if (((x & len) == 0) == (c < a)) {
+            keys[x] = c;
+            keys[y] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  if (threadIdx.x == 0) tau[row] = min(keys[k - 1], ordered_key(INFINITY));
+}
+
+// Where each query's candidate list lives. A slot is one query of the tile: in the first pass
+// slot s is query s with `cap` places at s * cap; lists that overflowed are collected again
+// with a slot per such query, at `base[s]`, with `limit[s]` places.
+struct Slots {
+  const int* row;             // slot -> query of the tile; null: the slot itself
+  const std::int64_t* base;   // null: slot * cap
+  const std::int64_t* limit;  // null: cap
+  std::int64_t cap;
+  std::int64_t* index;              // candidate training rows
+  unsigned long long* count;        // per slot: candidates found (may exceed the limit)
+  __device__ int row_of(int s) const { return row ? row[s] : s; }
+  __device__ std::int64_t base_of(int s) const { return base ? base[s] : static_cast<std::int64_t>(s) * cap; }
+  __device__ std::int64_t limit_of(int s) const { return limit ? limit[s] : cap; }
+};
+
+// Appends each row whose lower bound is <= tau to its query's list, counting all of them.
+__global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots) {
+  __shared__ unsigned long long found;
+  if (threadIdx.x == 0) found = 0;
+  __syncthreads();
+  const int slot = blockIdx.x, row = slots.row_of(slot);
+  const unsigned t = tau[row];
+  const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t j0 = 0; j0 < b.n; j0 += kSelectThreads) {  // the same trip count for the whole warp
+    const std::int64_t j = j0 + threadIdx.x;
+    bool take = false;
+    if (j < b.n) {
+      float u, l;
+      b(row, j, u, l);
+      take = !isnan(l) && ordered_key(l) <= t;
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, take);
+    if (mask == 0) continue;
+    unsigned long long first = 0;
+    if (lane == 0) first = atomicAdd(&found, static_cast<unsigned long long>(__popc(mask)));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    const std::int64_t pos = static_cast<std::int64_t>(first) + __popc(mask & ((1u << lane) - 1u));
+    if (take && pos < limit) slots.index[base + pos] = j;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) slots.count[slot] = found;
+}
+
+// Per slot: the defined distance of each candidate, sorted by (distance, index) in shared
+// memory, the first k written. A list that overflowed, or is longer than `capacity`, is left
+// (flag set) for the next round.
+__global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, int metric,
+                                                                 Slots slots, int capacity, std::int64_t k,
+                                                                 double* out_dist, std::int64_t* out_index, int* left) {
+  extern __shared__ double rank_smem[];
+  double* sd = rank_smem;
+  auto* si = reinterpret_cast<std::int64_t*>(rank_smem + capacity);
+  const int slot = blockIdx.x, row = slots.row_of(slot);
+  const auto m = static_cast<std::int64_t>(slots.count[slot]);
+  if (m > slots.limit_of(slot) || m > capacity) {
+    if (threadIdx.x == 0) left[slot] = 1;
+    return;
+  }
+  const std::int64_t base = slots.base_of(slot);
+  const int size = pow2_at_least(m);
+  const float* qr = q + static_cast<std::int64_t>(row) * d;
+  for (int x = threadIdx.x; x < size; x += blockDim.x) {
+    if (x < m) {
+      const std::int64_t i = slots.index[base + x];
+      sd[x] = exact_distance(qr, t + i * d, d, metric);
+      si[x] = i;
+    } else {
+      sd[x] = INFINITY;
+      si[x] = INT64_MAX;
+    }
+  }
+  __syncthreads();
+  block_sort_pairs(sd, si, size);
+  for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
+    out_dist[static_cast<std::int64_t>(slot) * k + x] = sd[x];
+    out_index[static_cast<std::int64_t>(slot) * k + x] = si[x];
   }
 }
 
@@ -412,16 +590,179 @@ class DeviceTrain final : public PreparedTrain {
 
 }  // namespace
 
-std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, int device) {
+std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device) {
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaSetDevice(device));
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  // Leave most of the memory to the search's workspace; a set this large is uploaded per search.
-  if (train.values.size() * sizeof(float) > free_bytes / 4) return nullptr;
+  // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
+  // uploaded per search, in parts when it does not fit.
+  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * sizeof(double);
+  if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
   return std::make_shared<DeviceTrain>(train, device);
 }
 
-Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device) {
+// Kept between the searches of one backend: a stream, a cuBLAS handle and device buffers that
+// only grow, since creating them costs milliseconds per search (allocating and freeing gigabytes
+// of workspace most of all). A search with a memory budget of its own starts from empty buffers.
+struct GpuContext {
+  explicit GpuContext(int device_id) : device(device_id) {
+    KNN_CUDA(cudaSetDevice(device));
+    stream = std::make_unique<Stream>();
+    blas = std::make_unique<Blas>();
+    check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
+    KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t))));
+  }
+  template <class F>
+  void for_each_buffer(F&& f) {
+    f(q), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
+        f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp);
+  }
+  std::size_t bytes() {
+    std::size_t total = 0;
+    for_each_buffer([&](const auto& a) { total += a.bytes(); });
+    return total;
+  }
+  void release() {
+    for_each_buffer([](auto& a) { a.release(); });
+  }
+
+  int device;
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Blas> blas;
+  DeviceArray<float> q, s;
+  DeviceArray<double> qn, dist, out_dist;
+  DeviceArray<unsigned> tau;
+  DeviceArray<std::int64_t> count, offset, cand, out_index, exclude, slot_base, slot_limit;
+  DeviceArray<int> cand_query, left, slot_row;
+  DeviceArray<unsigned long long> found;
+  DeviceArray<unsigned char> temp;
+};
+
+std::shared_ptr<GpuContext> make_gpu_context(int device) { return std::make_shared<GpuContext>(device); }
+
+namespace {
+
+// What a tile of queries needs on the device: the product's bounds, and the data to rank with.
+struct Tile {
+  Bounds bounds;
+  const float* q;      // qt x d queries
+  const float* train;  // n x d training rows
+  std::int64_t q0, qt, n, k;
+  int d, metric;
+  Metric kind;
+};
+
+// Steps (2)-(4) for k <= kFastK; the tile's neighbours go to out (host, all queries).
+void fast_select(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out) {
+  cudaStream_t st = ctx.stream->s;
+  const std::int64_t qt = t.qt, k = t.k;
+  const auto nq_tile = static_cast<std::size_t>(qt);
+  ctx.tau.resize(nq_tile);
+  if (k <= 256) union_tau<4><<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), ctx.tau.get());
+  else union_tau<16><<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), ctx.tau.get());
+  KNN_LAUNCHED(union_tau);
+
+  // First round: a list of `cap` places per query, room for the k nearest and what ties with
+  // them within the margin; most queries need far fewer.
+  const std::int64_t cap = std::min<std::int64_t>(2 * k + 256, kRankCapacity);
+  int capacity = 1;
+  while (capacity < cap) capacity <<= 1;
+  ctx.cand.resize(nq_tile * static_cast<std::size_t>(cap));
+  ctx.found.resize(nq_tile);
+  ctx.left.resize(nq_tile);
+  ctx.out_dist.resize(nq_tile * static_cast<std::size_t>(k));
+  ctx.out_index.resize(nq_tile * static_cast<std::size_t>(k));
+  const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get(), ctx.found.get()};
+  collect<<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), first);
+  KNN_LAUNCHED(collect);
+  KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, nq_tile * sizeof(int), st));
+  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
+  rank_candidates<<<static_cast<unsigned>(qt), kSelectThreads, capacity * pair_bytes, st>>>(
+      t.q, t.train, t.d, t.metric, first, capacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
+  KNN_LAUNCHED(rank_candidates);
+  const std::size_t at = static_cast<std::size_t>(t.q0 * k), items = nq_tile * static_cast<std::size_t>(k);
+  KNN_CUDA(cudaMemcpyAsync(out.distance.data() + at, ctx.out_dist.get(), items * sizeof(double), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(out.index.data() + at, ctx.out_index.get(), items * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+  std::vector<int> left(nq_tile);
+  std::vector<unsigned long long> found(nq_tile);
+  KNN_CUDA(cudaMemcpyAsync(left.data(), ctx.left.get(), nq_tile * sizeof(int), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(found.data(), ctx.found.get(), nq_tile * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaStreamSynchronize(st));
+
+  // Second round, for the queries whose list overflowed: collected again at their exact size,
+  // in groups no larger than the first round's lists; ranked on the device when they fit in
+  // shared memory, on the host otherwise.
+  std::vector<int> rows;
+  for (std::size_t i = 0; i < nq_tile; ++i)
+    if (left[i]) rows.push_back(static_cast<int>(i));
+  const std::int64_t group_places = std::max<std::int64_t>(qt * cap, 1);
+  std::vector<int> group;
+  std::vector<std::int64_t> base, limit;
+  std::vector<double> gd;
+  std::vector<std::int64_t> gi, list;
+  std::vector<std::pair<double, std::int64_t>> pairs;
+  for (std::size_t r = 0; r < rows.size();) {
+    group.clear();
+    base.clear();
+    limit.clear();
+    std::int64_t places = 0;
+    while (r < rows.size() && (group.empty() || places + static_cast<std::int64_t>(found[rows[r]]) <= group_places)) {
+      group.push_back(rows[r]);
+      base.push_back(places);
+      limit.push_back(static_cast<std::int64_t>(found[rows[r]]));
+      places += limit.back();
+      ++r;
+    }
+    const std::size_t g = group.size();
+    ctx.slot_row.resize(g);
+    ctx.slot_base.resize(g);
+    ctx.slot_limit.resize(g);
+    ctx.cand.resize(static_cast<std::size_t>(places));
+    KNN_CUDA(cudaMemcpyAsync(ctx.slot_row.get(), group.data(), g * sizeof(int), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemcpyAsync(ctx.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemcpyAsync(ctx.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
+    const Slots again{ctx.slot_row.get(), ctx.slot_base.get(), ctx.slot_limit.get(), 0, ctx.cand.get(), ctx.found.get()};
+    collect<<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
+    KNN_LAUNCHED(collect);
+    KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, g * sizeof(int), st));
+    rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
+        t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
+    KNN_LAUNCHED(rank_candidates);
+    gd.resize(g * static_cast<std::size_t>(k));
+    gi.resize(g * static_cast<std::size_t>(k));
+    std::vector<int> still(g);
+    KNN_CUDA(cudaMemcpyAsync(gd.data(), ctx.out_dist.get(), gd.size() * sizeof(double), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(gi.data(), ctx.out_index.get(), gi.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(still.data(), ctx.left.get(), g * sizeof(int), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    for (std::size_t x = 0; x < g; ++x) {
+      const std::size_t to = (static_cast<std::size_t>(t.q0) + static_cast<std::size_t>(group[x])) * static_cast<std::size_t>(k);
+      if (!still[x]) {
+        std::copy_n(gd.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.distance.begin() + static_cast<std::ptrdiff_t>(to));
+        std::copy_n(gi.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.index.begin() + static_cast<std::ptrdiff_t>(to));
+        continue;
+      }
+      // More candidates than shared memory holds (many rows tied within the margin): the host
+      // ranks them with the same defined distance.
+      list.resize(static_cast<std::size_t>(limit[x]));
+      KNN_CUDA(cudaMemcpy(list.data(), ctx.cand.get() + base[x], list.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+      const float* qrow = queries.row(static_cast<std::size_t>(t.q0) + static_cast<std::size_t>(group[x]));
+      pairs.resize(list.size());
+      for (std::size_t c = 0; c < list.size(); ++c)
+        pairs[c] = {distance(qrow, train.row(static_cast<std::size_t>(list[c])), train.cols, t.kind), list[c]};
+      std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
+      for (std::int64_t c = 0; c < k; ++c) {
+        out.distance[to + static_cast<std::size_t>(c)] = pairs[static_cast<std::size_t>(c)].first;
+        out.index[to + static_cast<std::size_t>(c)] = pairs[static_cast<std::size_t>(c)].second;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device, GpuContext* shared_ctx) {
   const Matrix& train = *req.train;
   const Matrix& queries = *req.queries;
   const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(queries.rows);
@@ -437,11 +778,17 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   if (nq == 0) return out;
 
   KNN_CUDA(cudaSetDevice(device));
-  Stream stream;
-  Blas blas;
-  check_blas(cublasSetStream(blas.h, stream.s), "cublasSetStream");
+  std::shared_ptr<GpuContext> own_ctx;
+  if (!shared_ctx || shared_ctx->device != device) {
+    own_ctx = make_gpu_context(device);
+    shared_ctx = own_ctx.get();
+  }
+  GpuContext& ctx = *shared_ctx;
+  // A budget of the user's own bounds what this search holds, kept buffers included.
+  if (options.device_memory_budget) ctx.release();
+  cudaStream_t st = ctx.stream->s;
   const bool tf32 = options.precision == Precision::tf32 && metric != 1;
-  check_blas(cublasSetMathMode(blas.h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  check_blas(cublasSetMathMode(ctx.blas->h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   const double c = metric == 1 ? detail::fp32_l1_bound(train.cols)
                                : (tf32 ? detail::tf32_dot_bound(train.cols) : detail::fp32_dot_bound(train.cols));
 
@@ -450,16 +797,27 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   if (prepared && !prepared->fits(train, device)) prepared = nullptr;
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
   const std::size_t train_bytes = static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * sizeof(double);
   std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
-  if (prepared) budget += train_bytes;  // already resident: counted in the budget, not in what is free
-  // Per query row: its approximate values against every training row, its data, and candidates.
-  const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + static_cast<std::size_t>(d) * sizeof(float) +
-                                static_cast<std::size_t>(k + 64) * 32 + 64;
-  if (train_bytes + per_query > budget)
-    throw Error("the GPU memory budget of " + std::to_string(budget >> 20) + " MiB is too small: " +
-                std::to_string((train_bytes + per_query + (1 << 20) - 1) >> 20) +
-                " MiB are needed for the training rows and one query (use --device cpu)");
+  // Rows already resident count in what is free; a budget the user set holds them too.
+  if (prepared && !options.device_memory_budget) budget += train_bytes;
+  // Per query row: its data and candidates, and its approximate values against every training row.
+  const std::size_t per_query_fixed = static_cast<std::size_t>(d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
+  const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + per_query_fixed;
+  if (train_bytes + per_query > budget) {
+    // The training rows do not fit beside one query: search them in parts that do (half of what
+    // is left after a query's fixed needs holds a part, the rest its queries' values), each
+    // uploaded in turn, and merge the parts' nearest on the host.
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + sizeof(double);
+    const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
+    if (rows == 0)
+      throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
+                  std::to_string(row_bytes + sizeof(float) + per_query_fixed) + " (use --device cpu)");
+    BackendOptions part_options = options;
+    part_options.device_memory_budget = budget;
+    return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
+  }
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
   tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
 
@@ -474,93 +832,89 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     own_train.resize(static_cast<std::size_t>(n) * d);
     own_tn.resize(static_cast<std::size_t>(n));
     KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
-                             cudaMemcpyHostToDevice, stream.s));
-    squared_norms<<<blocks_for(n * 32, 256), 256, 0, stream.s>>>(own_train.get(), n, d, own_tn.get());
+                             cudaMemcpyHostToDevice, st));
+    squared_norms<<<blocks_for(n * 32, 256), 256, 0, st>>>(own_train.get(), n, d, own_tn.get());
     KNN_LAUNCHED(squared_norms);
     d_train = own_train.get();
     d_tn = own_tn.get();
   }
-  DeviceArray<std::int64_t> d_exclude;
   if (req.exclude) {
-    d_exclude.resize(static_cast<std::size_t>(nq));
-    KNN_CUDA(cudaMemcpyAsync(d_exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
-                             cudaMemcpyHostToDevice, stream.s));
+    ctx.exclude.resize(static_cast<std::size_t>(nq));
+    KNN_CUDA(cudaMemcpyAsync(ctx.exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
+                             cudaMemcpyHostToDevice, st));
   }
 
-  DeviceArray<float> d_q, d_s;
-  DeviceArray<double> d_qn, d_dist, d_out_dist;
-  DeviceArray<unsigned> d_tau;
-  DeviceArray<std::int64_t> d_count, d_offset, d_cand, d_out_index;
-  DeviceArray<int> d_cand_query, d_too_many;
-  DeviceArray<unsigned char> d_temp;
   std::vector<std::int64_t> offsets;
   std::vector<int> too_many;
 
   for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
     const std::int64_t qt = std::min(tile, nq - q0);
-    d_q.resize(static_cast<std::size_t>(qt) * d);
-    d_qn.resize(static_cast<std::size_t>(qt));
-    d_s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
-    KNN_CUDA(cudaMemcpyAsync(d_q.get(), queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt) * d * sizeof(float),
-                             cudaMemcpyHostToDevice, stream.s));
-    squared_norms<<<blocks_for(qt * 32, 256), 256, 0, stream.s>>>(d_q.get(), qt, d, d_qn.get());
+    ctx.q.resize(static_cast<std::size_t>(qt) * d);
+    ctx.qn.resize(static_cast<std::size_t>(qt));
+    ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
+    KNN_CUDA(cudaMemcpyAsync(ctx.q.get(), queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt) * d * sizeof(float),
+                             cudaMemcpyHostToDevice, st));
+    squared_norms<<<blocks_for(qt * 32, 256), 256, 0, st>>>(ctx.q.get(), qt, d, ctx.qn.get());
     KNN_LAUNCHED(squared_norms);
 
     // (1) approximate values, row-major qt x n: column-major n x qt = T^T Q.
     if (metric == 1) {
       const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((qt + 15) / 16));
-      l1_sums<<<grid, dim3(16, 16), 0, stream.s>>>(d_q.get(), d_train, qt, n, d, d_s.get());
+      l1_sums<<<grid, dim3(16, 16), 0, st>>>(ctx.q.get(), d_train, qt, n, d, ctx.s.get());
       KNN_LAUNCHED(l1_sums);
     } else {
       const float one = 1.0f, zero = 0.0f;
-      check_blas(cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one, d_train,
-                              CUDA_R_32F, d, d_q.get(), CUDA_R_32F, d, &zero, d_s.get(), CUDA_R_32F, static_cast<int>(n),
+      check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one, d_train,
+                              CUDA_R_32F, d, ctx.q.get(), CUDA_R_32F, d, &zero, ctx.s.get(), CUDA_R_32F, static_cast<int>(n),
                               tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
     }
-    const Bounds bounds{d_s.get(), n, metric, d_qn.get(), d_tn, c, req.exclude ? d_exclude.get() : nullptr, q0};
+    const Bounds bounds{ctx.s.get(), n, metric, ctx.qn.get(), d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, q0};
+    if (k <= kFastK) {
+      fast_select(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out);
+      continue;
+    }
     // (2) tau, (3) candidates.
-    d_tau.resize(static_cast<std::size_t>(qt));
-    d_count.resize(static_cast<std::size_t>(qt) + 1);
-    d_offset.resize(static_cast<std::size_t>(qt) + 1);
-    threshold<<<static_cast<unsigned>(qt), kThresholdThreads, 0, stream.s>>>(bounds, k, d_tau.get());
+    ctx.tau.resize(static_cast<std::size_t>(qt));
+    ctx.count.resize(static_cast<std::size_t>(qt) + 1);
+    ctx.offset.resize(static_cast<std::size_t>(qt) + 1);
+    threshold<<<static_cast<unsigned>(qt), kThresholdThreads, 0, st>>>(bounds, k, ctx.tau.get());
     KNN_LAUNCHED(threshold);
-    count_candidates<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(bounds, d_tau.get(), d_count.get());
+    count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, ctx.tau.get(), ctx.count.get());
     KNN_LAUNCHED(count_candidates);
-    KNN_CUDA(cudaMemsetAsync(d_count.get() + qt, 0, sizeof(std::int64_t), stream.s));
+    KNN_CUDA(cudaMemsetAsync(ctx.count.get() + qt, 0, sizeof(std::int64_t), st));
     std::size_t temp_bytes = 0;
-    check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, d_count.get(), d_offset.get(), qt + 1, stream.s));
-    d_temp.resize(temp_bytes);
-    check_prim(knn::prim::exclusive_sum(d_temp.get(), temp_bytes, d_count.get(), d_offset.get(), qt + 1, stream.s));
+    check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, ctx.count.get(), ctx.offset.get(), qt + 1, st));
+    ctx.temp.resize(temp_bytes);
+    check_prim(knn::prim::exclusive_sum(ctx.temp.get(), temp_bytes, ctx.count.get(), ctx.offset.get(), qt + 1, st));
     offsets.resize(static_cast<std::size_t>(qt) + 1);
-    KNN_CUDA(cudaMemcpyAsync(offsets.data(), d_offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
-                             stream.s));
-    KNN_CUDA(cudaStreamSynchronize(stream.s));
+    KNN_CUDA(cudaMemcpyAsync(offsets.data(), ctx.offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
     const std::int64_t total = offsets.back();
-    d_cand.resize(static_cast<std::size_t>(total));
-    d_cand_query.resize(static_cast<std::size_t>(total));
-    d_dist.resize(static_cast<std::size_t>(total));
-    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, stream.s>>>(bounds, d_tau.get(), d_offset.get(), d_cand.get(),
-                                                                                 d_cand_query.get());
+    ctx.cand.resize(static_cast<std::size_t>(total));
+    ctx.cand_query.resize(static_cast<std::size_t>(total));
+    ctx.dist.resize(static_cast<std::size_t>(total));
+    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, ctx.tau.get(), ctx.offset.get(), ctx.cand.get(),
+                                                                          ctx.cand_query.get());
     KNN_LAUNCHED(write_candidates);
     // (4) exact distances, sorted per query.
-    exact_distances<<<blocks_for(total, 128), 128, 0, stream.s>>>(d_q.get(), d_train, d, metric, d_cand.get(),
-                                                                  d_cand_query.get(), total, d_dist.get());
+    exact_distances<<<blocks_for(total, 128), 128, 0, st>>>(ctx.q.get(), d_train, d, metric, ctx.cand.get(), ctx.cand_query.get(),
+                                                            total, ctx.dist.get());
     KNN_LAUNCHED(exact_distances);
-    d_out_dist.resize(static_cast<std::size_t>(qt * k));
-    d_out_index.resize(static_cast<std::size_t>(qt * k));
-    d_too_many.resize(static_cast<std::size_t>(qt));
-    KNN_CUDA(cudaMemsetAsync(d_too_many.get(), 0, static_cast<std::size_t>(qt) * sizeof(int), stream.s));
-    sort_and_take<<<static_cast<unsigned>(qt), 256, 0, stream.s>>>(d_dist.get(), d_cand.get(), d_offset.get(), k,
-                                                                   d_out_dist.get(), d_out_index.get(), d_too_many.get());
+    ctx.out_dist.resize(static_cast<std::size_t>(qt * k));
+    ctx.out_index.resize(static_cast<std::size_t>(qt * k));
+    ctx.left.resize(static_cast<std::size_t>(qt));
+    KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, static_cast<std::size_t>(qt) * sizeof(int), st));
+    sort_and_take<<<static_cast<unsigned>(qt), 256, 0, st>>>(ctx.dist.get(), ctx.cand.get(), ctx.offset.get(), k, ctx.out_dist.get(),
+                                                             ctx.out_index.get(), ctx.left.get());
     KNN_LAUNCHED(sort_and_take);
-    KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, d_out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
-                             cudaMemcpyDeviceToHost, stream.s));
-    KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, d_out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
-                             cudaMemcpyDeviceToHost, stream.s));
+    KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, ctx.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
+                             cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, ctx.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
+                             cudaMemcpyDeviceToHost, st));
     too_many.resize(static_cast<std::size_t>(qt));
-    KNN_CUDA(cudaMemcpyAsync(too_many.data(), d_too_many.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, stream.s));
-    KNN_CUDA(cudaStreamSynchronize(stream.s));
+    KNN_CUDA(cudaMemcpyAsync(too_many.data(), ctx.left.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
     // Long candidate lists (large k, or many rows tied within the margin) are sorted on the host.
     std::vector<std::pair<double, std::int64_t>> pairs;
     std::vector<double> hd;
@@ -570,8 +924,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const std::int64_t b = offsets[static_cast<std::size_t>(i)], m = offsets[static_cast<std::size_t>(i) + 1] - b;
       hd.resize(static_cast<std::size_t>(m));
       hi.resize(static_cast<std::size_t>(m));
-      KNN_CUDA(cudaMemcpy(hd.data(), d_dist.get() + b, static_cast<std::size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost));
-      KNN_CUDA(cudaMemcpy(hi.data(), d_cand.get() + b, static_cast<std::size_t>(m) * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+      KNN_CUDA(cudaMemcpy(hd.data(), ctx.dist.get() + b, static_cast<std::size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost));
+      KNN_CUDA(cudaMemcpy(hi.data(), ctx.cand.get() + b, static_cast<std::size_t>(m) * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
       pairs.resize(static_cast<std::size_t>(m));
       for (std::int64_t x = 0; x < m; ++x) pairs[static_cast<std::size_t>(x)] = {hd[static_cast<std::size_t>(x)], hi[static_cast<std::size_t>(x)]};
       std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
@@ -581,6 +935,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       }
     }
   }
+  // The training rows uploaded for this search only are freed on return, so nothing may still
+  // read them.
+  KNN_CUDA(cudaStreamSynchronize(st));
   return out;
 }
 

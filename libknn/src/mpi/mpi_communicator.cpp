@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/distributed.hpp"
 #include "knn/error.hpp"
 
 namespace knn::mpi {
@@ -25,24 +26,14 @@ void check(int rc, const char* what) {
   throw Error(std::string("MPI error in ") + what + ": " + std::string(text, static_cast<std::size_t>(len)));
 }
 
-bool less(const Candidate& a, const Candidate& b) {
-  return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
-}
-
 // The reduction: per query, the k best of two sorted lists (`in` and `inout`) into `inout`. The
 // list length k comes from the datatype, one list per element.
 void merge_op(void* in, void* inout, int* len, MPI_Datatype* type) {
   int bytes = 0;
   MPI_Type_size(*type, &bytes);
   const std::size_t k = static_cast<std::size_t>(bytes) / sizeof(Candidate);
-  std::vector<Candidate> merged(k);
-  auto* a = static_cast<const Candidate*>(in);
-  auto* b = static_cast<Candidate*>(inout);
-  for (int q = 0; q < *len; ++q, a += k, b += k) {
-    std::size_t i = 0, j = 0;
-    for (std::size_t o = 0; o < k; ++o) merged[o] = less(a[i], b[j]) ? a[i++] : b[j++];
-    std::copy(merged.begin(), merged.end(), b);
-  }
+  detail::merge_candidate_lists(static_cast<const Candidate*>(in), static_cast<Candidate*>(inout),
+                                static_cast<std::size_t>(*len), k);
 }
 
 class World final : public Communicator {
