@@ -45,6 +45,8 @@ if has bench; then
   python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
   timeout 200 $b/bench/bench_knn_gpu /tmp/fm/fashion-mnist-train.csv /tmp/fm/fashion-mnist-test.csv > "$logs/bench_knn_gpu.log" 2>&1
   note "bench_knn_gpu rc=$?"; cat "$logs/bench_knn_gpu.log" >> "$summary"
+  timeout 120 $b/bench/bench_knn_gpu /tmp/fm/fashion-mnist-train.csv /tmp/fm/fashion-mnist-test.csv --stages > "$logs/stages.log" 2>&1
+  note "bench_knn_gpu --stages rc=$?"; grep -v "^$" "$logs/stages.log" >> "$summary"
   timeout 120 python3 bench/gpu/torch_knn.py .carry/fm > "$logs/torch_knn.log" 2>&1
   note "torch_knn rc=$?"; cat "$logs/torch_knn.log" >> "$summary"
   SKIP_SKLEARN=1 timeout 150 bench/k_sweep/run_sweep_bench.sh $b /tmp/fm cuda > "$logs/k_sweep_gpu.log" 2>&1

@@ -21,9 +21,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <limits>
 #include <string>
 #include <vector>
@@ -93,6 +96,75 @@ class DeviceArray {
  private:
   T* ptr_ = nullptr;
   std::size_t capacity_ = 0;
+};
+
+// Page-locked host memory, so copies from the device run asynchronously; grows only.
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  ~PinnedArray() { cudaFreeHost(ptr_); }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  void resize(std::size_t count) {
+    if (count <= capacity_) return;
+    cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    capacity_ = 0;
+    KNN_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr_), std::max<std::size_t>(count, 1) * sizeof(T), cudaHostAllocDefault));
+    capacity_ = count;
+  }
+  T* get() const { return ptr_; }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  explicit Event(unsigned flags = cudaEventDisableTiming) { KNN_CUDA(cudaEventCreateWithFlags(&e, flags)); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+// With KNN_GPU_TIMING set, a search runs its stages one after another and prints how long each
+// took on the device (stderr, one line per tile): where the time goes, without a profiler.
+class StageTimer {
+ public:
+  StageTimer() : on_(std::getenv("KNN_GPU_TIMING") != nullptr) {}
+  bool on() const { return on_; }
+  void mark(cudaStream_t st, const char* stage) {
+    if (!on_) return;
+    marks_.push_back(std::make_unique<Event>(cudaEventDefault));
+    names_.push_back(stage);
+    KNN_CUDA(cudaEventRecord(marks_.back()->e, st));
+  }
+  void report(std::int64_t queries, std::int64_t n) {
+    if (!on_ || marks_.empty()) return;
+    KNN_CUDA(cudaEventSynchronize(marks_.back()->e));
+    std::string line = "gpu stages (" + std::to_string(queries) + " queries x " + std::to_string(n) + " rows, ms):";
+    float total = 0.0f;
+    for (std::size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0.0f;
+      KNN_CUDA(cudaEventElapsedTime(&ms, marks_[i - 1]->e, marks_[i]->e));
+      total += ms;
+      char part[64];
+      std::snprintf(part, sizeof part, " %s %.3f", names_[i], ms);
+      line += part;
+    }
+    char end[32];
+    std::snprintf(end, sizeof end, "; total %.3f", total);
+    std::fprintf(stderr, "%s%s\n", line.c_str(), end);
+    marks_.clear();
+    names_.clear();
+  }
+
+ private:
+  bool on_;
+  std::vector<std::unique_ptr<Event>> marks_;
+  std::vector<const char*> names_;
 };
 
 struct Stream {
@@ -608,6 +680,7 @@ struct GpuContext {
   explicit GpuContext(int device_id) : device(device_id) {
     KNN_CUDA(cudaSetDevice(device));
     stream = std::make_unique<Stream>();
+    select_stream = std::make_unique<Stream>();
     blas = std::make_unique<Blas>();
     check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
     KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -628,8 +701,15 @@ struct GpuContext {
   }
 
   int device;
-  std::unique_ptr<Stream> stream;
+  // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
+  // beside the product of the next.
+  std::unique_ptr<Stream> stream, select_stream;
   std::unique_ptr<Blas> blas;
+  Event product_done;
+  PinnedArray<double> host_dist;
+  PinnedArray<std::int64_t> host_index;
+  PinnedArray<int> host_left;
+  PinnedArray<unsigned long long> host_found;
   DeviceArray<float> q, s;
   DeviceArray<double> qn, dist, out_dist;
   DeviceArray<unsigned> tau;
@@ -653,42 +733,71 @@ struct Tile {
   Metric kind;
 };
 
-// Steps (2)-(4) for k <= kFastK; the tile's neighbours go to out (host, all queries).
-void fast_select(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out) {
-  cudaStream_t st = ctx.stream->s;
-  const std::int64_t qt = t.qt, k = t.k;
-  const auto nq_tile = static_cast<std::size_t>(qt);
-  ctx.tau.resize(nq_tile);
-  if (k <= 256) union_tau<4><<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), ctx.tau.get());
-  else union_tau<16><<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), ctx.tau.get());
-  KNN_LAUNCHED(union_tau);
+// First-round places per query: room for the k nearest and what ties with them within the
+// margin; most queries need far fewer.
+std::int64_t first_round_places(std::int64_t k) { return std::min<std::int64_t>(2 * k + 256, kRankCapacity); }
 
-  // First round: a list of `cap` places per query, room for the k nearest and what ties with
-  // them within the margin; most queries need far fewer.
-  const std::int64_t cap = std::min<std::int64_t>(2 * k + 256, kRankCapacity);
+// Buffers of the two-pass path for a tile of qt queries.
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
+  const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
+  ctx.tau.resize(rows);
+  ctx.cand.resize(rows * static_cast<std::size_t>(first_round_places(k)));
+  ctx.found.resize(rows);
+  ctx.left.resize(rows);
+  ctx.out_dist.resize(items);
+  ctx.out_index.resize(items);
+  ctx.host_dist.resize(items);
+  ctx.host_index.resize(items);
+  ctx.host_left.resize(rows);
+  ctx.host_found.resize(rows);
+}
+
+// Steps (2)-(4) for k <= kFastK, first round, for one chunk of a tile (`t` describes the chunk,
+// whose first query is row c0 of the tile), queued on `st`: results go to pinned host memory.
+void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStream_t st, StageTimer& timer) {
+  const std::int64_t rows = t.qt, k = t.k, cap = first_round_places(k);
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
-  ctx.cand.resize(nq_tile * static_cast<std::size_t>(cap));
-  ctx.found.resize(nq_tile);
-  ctx.left.resize(nq_tile);
-  ctx.out_dist.resize(nq_tile * static_cast<std::size_t>(k));
-  ctx.out_index.resize(nq_tile * static_cast<std::size_t>(k));
-  const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get(), ctx.found.get()};
-  collect<<<static_cast<unsigned>(qt), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), first);
+  unsigned* tau = ctx.tau.get() + c0;
+  if (k <= 256) union_tau<4><<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+  else union_tau<16><<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+  KNN_LAUNCHED(union_tau);
+  timer.mark(st, "tau");
+  const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get() + c0 * cap, ctx.found.get() + c0};
+  collect<<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, tau, first);
   KNN_LAUNCHED(collect);
-  KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, nq_tile * sizeof(int), st));
+  timer.mark(st, "candidates");
+  KNN_CUDA(cudaMemsetAsync(ctx.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
-  rank_candidates<<<static_cast<unsigned>(qt), kSelectThreads, capacity * pair_bytes, st>>>(
-      t.q, t.train, t.d, t.metric, first, capacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
+  rank_candidates<<<static_cast<unsigned>(rows), kSelectThreads, capacity * pair_bytes, st>>>(
+      t.q, t.train, t.d, t.metric, first, capacity, k, ctx.out_dist.get() + c0 * k, ctx.out_index.get() + c0 * k,
+      ctx.left.get() + c0);
   KNN_LAUNCHED(rank_candidates);
-  const std::size_t at = static_cast<std::size_t>(t.q0 * k), items = nq_tile * static_cast<std::size_t>(k);
-  KNN_CUDA(cudaMemcpyAsync(out.distance.data() + at, ctx.out_dist.get(), items * sizeof(double), cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(out.index.data() + at, ctx.out_index.get(), items * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
-  std::vector<int> left(nq_tile);
-  std::vector<unsigned long long> found(nq_tile);
-  KNN_CUDA(cudaMemcpyAsync(left.data(), ctx.left.get(), nq_tile * sizeof(int), cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(found.data(), ctx.found.get(), nq_tile * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
+  timer.mark(st, "rank");
+  const auto items = static_cast<std::size_t>(rows * k);
+  KNN_CUDA(cudaMemcpyAsync(ctx.host_dist.get() + c0 * k, ctx.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(ctx.host_index.get() + c0 * k, ctx.out_index.get() + c0 * k, items * sizeof(std::int64_t),
+                           cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(ctx.host_left.get() + c0, ctx.left.get() + c0, static_cast<std::size_t>(rows) * sizeof(int),
+                           cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(ctx.host_found.get() + c0, ctx.found.get() + c0, static_cast<std::size_t>(rows) * sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost, st));
+  timer.mark(st, "download");
+}
+
+// After every chunk of the tile `t` was queued: its first-round results into out, and a second
+// round for the queries whose list overflowed.
+void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out) {
+  cudaStream_t st = ctx.select_stream->s;
   KNN_CUDA(cudaStreamSynchronize(st));
+  const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
+  const auto nq_tile = static_cast<std::size_t>(qt);
+  const std::size_t at = static_cast<std::size_t>(t.q0 * k), items = nq_tile * static_cast<std::size_t>(k);
+  std::copy_n(ctx.host_dist.get(), items, out.distance.begin() + static_cast<std::ptrdiff_t>(at));
+  std::copy_n(ctx.host_index.get(), items, out.index.begin() + static_cast<std::ptrdiff_t>(at));
+  const int* left = ctx.host_left.get();
+  const unsigned long long* found = ctx.host_found.get();
+  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
 
   // Second round, for the queries whose list overflowed: collected again at their exact size,
   // in groups no larger than the first round's lists; ranked on the device when they fit in
@@ -847,31 +956,58 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::vector<std::int64_t> offsets;
   std::vector<int> too_many;
 
+  StageTimer timer;
+  const bool fast = k <= kFastK;
   for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
     const std::int64_t qt = std::min(tile, nq - q0);
     ctx.q.resize(static_cast<std::size_t>(qt) * d);
     ctx.qn.resize(static_cast<std::size_t>(qt));
     ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
-    KNN_CUDA(cudaMemcpyAsync(ctx.q.get(), queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt) * d * sizeof(float),
-                             cudaMemcpyHostToDevice, st));
-    squared_norms<<<blocks_for(qt * 32, 256), 256, 0, st>>>(ctx.q.get(), qt, d, ctx.qn.get());
-    KNN_LAUNCHED(squared_norms);
+    if (fast) fast_select_reserve(ctx, qt, k);
+    // The two-pass path works through the tile in chunks of queries: the selection of one chunk
+    // (select_stream) runs beside the upload and product of the next (stream). Timing runs the
+    // stages one after another.
+    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
+    const std::int64_t chunk = (qt + chunks - 1) / chunks;
+    timer.mark(st, "start");
+    for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
+      const std::int64_t cq = std::min(chunk, qt - c0);
+      float* q_chunk = ctx.q.get() + c0 * d;
+      float* s_chunk = ctx.s.get() + c0 * n;
+      KNN_CUDA(cudaMemcpyAsync(q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d * sizeof(float),
+                               cudaMemcpyHostToDevice, st));
+      timer.mark(st, "upload");
+      squared_norms<<<blocks_for(cq * 32, 256), 256, 0, st>>>(q_chunk, cq, d, ctx.qn.get() + c0);
+      KNN_LAUNCHED(squared_norms);
 
-    // (1) approximate values, row-major qt x n: column-major n x qt = T^T Q.
-    if (metric == 1) {
-      const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((qt + 15) / 16));
-      l1_sums<<<grid, dim3(16, 16), 0, st>>>(ctx.q.get(), d_train, qt, n, d, ctx.s.get());
-      KNN_LAUNCHED(l1_sums);
-    } else {
-      const float one = 1.0f, zero = 0.0f;
-      check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(qt), d, &one, d_train,
-                              CUDA_R_32F, d, ctx.q.get(), CUDA_R_32F, d, &zero, ctx.s.get(), CUDA_R_32F, static_cast<int>(n),
-                              tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+      // (1) approximate values, row-major cq x n: column-major n x cq = T^T Q.
+      if (metric == 1) {
+        const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((cq + 15) / 16));
+        l1_sums<<<grid, dim3(16, 16), 0, st>>>(q_chunk, d_train, cq, n, d, s_chunk);
+        KNN_LAUNCHED(l1_sums);
+      } else {
+        const float one = 1.0f, zero = 0.0f;
+        check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), d, &one, d_train,
+                                CUDA_R_32F, d, q_chunk, CUDA_R_32F, d, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
+                                tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+      }
+      timer.mark(st, "product");
+      if (!fast) continue;
+      const Bounds chunk_bounds{s_chunk, n, metric, ctx.qn.get() + c0, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, q0 + c0};
+      KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
+      KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric}, c0,
+                        ctx.select_stream->s, timer);
     }
     const Bounds bounds{ctx.s.get(), n, metric, ctx.qn.get(), d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, q0};
-    if (k <= kFastK) {
-      fast_select(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out);
+    if (fast) {
+      const auto host_start = std::chrono::steady_clock::now();
+      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out);
+      timer.report(qt, n);
+      if (timer.on())
+        std::fprintf(stderr, "gpu stages: host part of the selection %.3f ms\n",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       continue;
     }
     // (2) tau, (3) candidates.
@@ -914,7 +1050,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                              cudaMemcpyDeviceToHost, st));
     too_many.resize(static_cast<std::size_t>(qt));
     KNN_CUDA(cudaMemcpyAsync(too_many.data(), ctx.left.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, st));
+    timer.mark(st, "select");
     KNN_CUDA(cudaStreamSynchronize(st));
+    timer.report(qt, n);
     // Long candidate lists (large k, or many rows tied within the margin) are sorted on the host.
     std::vector<std::pair<double, std::int64_t>> pairs;
     std::vector<double> hd;
@@ -938,6 +1076,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // The training rows uploaded for this search only are freed on return, so nothing may still
   // read them.
   KNN_CUDA(cudaStreamSynchronize(st));
+  KNN_CUDA(cudaStreamSynchronize(ctx.select_stream->s));
   return out;
 }
 
