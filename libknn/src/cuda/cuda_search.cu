@@ -240,28 +240,48 @@ struct Bounds {
   const std::int64_t* exclude;  // indexed by q0 + row, or null
   std::int64_t q0;
 
+  // One query's bounds, with what is constant along its row read once.
+  struct Row {
+    const float* s;  // the query's approximate values
+    const double* tn;
+    double qn, c;
+    std::int64_t n, excluded;
+    int metric;
+
+    // Bounds of training row j from its approximate value v and squared norm tnj. Rows past the
+    // end and the excluded row get NaN for both: NaN's ordered key is above +inf's, so they are
+    // never counted for tau nor taken as candidates.
+    __device__ void at(std::int64_t j, double v, double tnj, float& u, float& l) const {
+      double a, e;
+      if (metric == 0) {
+        const double norms = qn + tnj;
+        a = norms - 2.0 * v;
+        e = c * norms;
+      } else if (metric == 2) {
+        const double nq = sqrt(qn), nt = sqrt(tnj);
+        a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - v / (nq * nt);
+        e = c;
+      } else {
+        a = v;
+        e = c * v;
+      }
+      u = __double2float_ru(a + e) + 0.0f;  // + 0.0f: -0 becomes +0, so key order is float order
+      l = __double2float_rd(a - e) + 0.0f;
+      if (!(l <= u) || isinf(u) || isinf(l) || isnan(a)) {  // overflow in the fast pass: keep the row
+        u = INFINITY;
+        l = -INFINITY;
+      }
+      if (j == excluded || j >= n) u = l = NAN;
+    }
+  };
+
+  __device__ Row row_of(int row) const {
+    return Row{s + static_cast<std::int64_t>(row) * n, tn, qn[row], c, n, exclude ? exclude[q0 + row] : -1, metric};
+  }
+
   __device__ void operator()(int row, std::int64_t j, float& u, float& l) const {
-    const double v = s[static_cast<std::int64_t>(row) * n + j];
-    double a, e;
-    if (metric == 0) {
-      const double norms = qn[row] + tn[j];
-      a = norms - 2.0 * v;
-      e = c * norms;
-    } else if (metric == 2) {
-      const double nq = sqrt(qn[row]), nt = sqrt(tn[j]);
-      a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - v / (nq * nt);
-      e = c;
-    } else {
-      a = v;
-      e = c * v;
-    }
-    u = __double2float_ru(a + e) + 0.0f;  // + 0.0f: -0 becomes +0, so key order is float order
-    l = __double2float_rd(a - e) + 0.0f;
-    if (!(l <= u) || isinf(u) || isinf(l) || isnan(a)) {  // overflow in the fast pass: keep the row
-      u = INFINITY;
-      l = -INFINITY;
-    }
-    if (exclude && exclude[q0 + row] == j) u = l = NAN;
+    const Row r = row_of(row);
+    r.at(j, r.s[j], metric == 1 ? 0.0 : tn[j], u, l);
   }
 };
 
@@ -488,51 +508,76 @@ constexpr int kFastK = 2048;          // k up to this takes the two-pass path
 constexpr int kRankCapacity = 4096;   // candidates ranked in shared memory per query (64 KiB)
 constexpr unsigned kNoKey = 0xFFFFFFFFu;  // above every float's ordered key, NaN's included
 
+// A row is read in steps: per step each thread takes kStepVectors groups of four consecutive
+// values, group x at j0 + (x * kSelectThreads + threadIdx.x) * 4, so every load of a warp is
+// coalesced and 16 values per thread are in flight at once (one at a time left these passes
+// waiting on memory at a third of its bandwidth). Vec: rows start 16-byte aligned (n % 4 == 0),
+// so the groups load as float4 and the norms as double2.
+constexpr int kStepVectors = 4;
+constexpr std::int64_t kStep = std::int64_t{kSelectThreads} * 4 * kStepVectors;
+
+template <bool Vec>
+__device__ __forceinline__ void load_step(const Bounds::Row& r, std::int64_t j0, float (&v)[kStepVectors][4],
+                                          double (&t)[kStepVectors][4]) {
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x) {
+    const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
+    if (Vec && p + 3 < r.n) {
+      const float4 f = *reinterpret_cast<const float4*>(r.s + p);
+      v[x][0] = f.x, v[x][1] = f.y, v[x][2] = f.z, v[x][3] = f.w;
+      if (r.metric != 1) {
+        const double2 a = *reinterpret_cast<const double2*>(r.tn + p), b = *reinterpret_cast<const double2*>(r.tn + p + 2);
+        t[x][0] = a.x, t[x][1] = a.y, t[x][2] = b.x, t[x][3] = b.y;
+      } else {
+        t[x][0] = t[x][1] = t[x][2] = t[x][3] = 0.0;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool in = p + e < r.n;
+        v[x][e] = in ? r.s[p + e] : 0.0f;
+        t[x][e] = in && r.metric != 1 ? r.tn[p + e] : 0.0;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ std::int64_t step_row(std::int64_t j0, int x, int e) {
+  return j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4 + e;
+}
+
 // tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
 // keys (M * kSelectThreads >= k). Excluded rows (NaN) never count; tau is at most +inf's key, so
 // a query with fewer than k finite upper bounds takes every row that is not excluded.
-template <int M>
+template <int M, bool Vec>
 __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, unsigned* tau) {
   constexpr int kUnion = M * kSelectThreads;
   __shared__ unsigned keys[kUnion];
   const int row = blockIdx.x;
+  const Bounds::Row r = b.row_of(row);
   unsigned best[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) best[m] = kNoKey;
-  std::int64_t j = threadIdx.x;
-  // Four rows per step, so four loads are in flight before the first is used.
-  for (; j + 3 * kSelectThreads < b.n; j += 4 * kSelectThreads) {
-    unsigned key[4];
+  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {
+    float v[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_step<Vec>(r, j0, v, t);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      float u, l;
-      b(row, j + x * kSelectThreads, u, l);
-      key[x] = isnan(u) ? kNoKey : ordered_key(u);
-    }
+    for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
-    for (int x = 0; x < 4; ++x)
-      if (key[x] < best[M - 1]) {
-        unsigned v = key[x];
+      for (int e = 0; e < 4; ++e) {
+        float u, l;
+        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
+        unsigned key = isnan(u) ? kNoKey : ordered_key(u);
+        if (key < best[M - 1]) {
 #pragma unroll
-        for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
-          const unsigned lo = min(best[m], v);
-          v = max(best[m], v);
-          best[m] = lo;
+          for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
+            const unsigned lo = min(best[m], key);
+            key = max(best[m], key);
+            best[m] = lo;
+          }
         }
       }
-  }
-  for (; j < b.n; j += kSelectThreads) {
-    float u, l;
-    b(row, j, u, l);
-    unsigned v = isnan(u) ? kNoKey : ordered_key(u);
-    if (v < best[M - 1]) {
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const unsigned lo = min(best[m], v);
-        v = max(best[m], v);
-        best[m] = lo;
-      }
-    }
   }
 #pragma unroll
   for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
@@ -569,30 +614,50 @@ struct Slots {
   __device__ std::int64_t limit_of(int s) const { return limit ? limit[s] : cap; }
 };
 
-// Appends each row whose lower bound is <= tau to its query's list, counting all of them.
+// Appends each row whose lower bound is <= tau to its query's list, counting all of them. A warp
+// reserves places for all its finds of a step with one shared-memory atomic.
+template <bool Vec>
 __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots) {
   __shared__ unsigned long long found;
   if (threadIdx.x == 0) found = 0;
   __syncthreads();
   const int slot = blockIdx.x, row = slots.row_of(slot);
-  const unsigned t = tau[row];
+  const Bounds::Row r = b.row_of(row);
+  const unsigned t_key = tau[row];
   const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
   const int lane = threadIdx.x % 32;
-  for (std::int64_t j0 = 0; j0 < b.n; j0 += kSelectThreads) {  // the same trip count for the whole warp
-    const std::int64_t j = j0 + threadIdx.x;
-    bool take = false;
-    if (j < b.n) {
-      float u, l;
-      b(row, j, u, l);
-      take = !isnan(l) && ordered_key(l) <= t;
+  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {  // the same trip count for the whole block
+    float v[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_step<Vec>(r, j0, v, t);
+    unsigned flags = 0;
+#pragma unroll
+    for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float u, l;
+        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
+        if (!isnan(l) && ordered_key(l) <= t_key) flags |= 1u << (x * 4 + e);
+      }
+    const int mine = __popc(flags);
+    int upto = mine;  // inclusive scan over the warp
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int y = __shfl_up_sync(0xffffffffu, upto, o);
+      if (lane >= o) upto += y;
     }
-    const unsigned mask = __ballot_sync(0xffffffffu, take);
-    if (mask == 0) continue;
+    const int warp_total = __shfl_sync(0xffffffffu, upto, 31);
+    if (warp_total == 0) continue;
     unsigned long long first = 0;
-    if (lane == 0) first = atomicAdd(&found, static_cast<unsigned long long>(__popc(mask)));
-    first = __shfl_sync(0xffffffffu, first, 0);
-    const std::int64_t pos = static_cast<std::int64_t>(first) + __popc(mask & ((1u << lane) - 1u));
-    if (take && pos < limit) slots.index[base + pos] = j;
+    if (lane == 31) first = atomicAdd(&found, static_cast<unsigned long long>(warp_total));
+    first = __shfl_sync(0xffffffffu, first, 31);
+    std::int64_t pos = static_cast<std::int64_t>(first) + (upto - mine);
+    while (flags) {
+      const int bit = __ffs(flags) - 1;
+      flags &= flags - 1;
+      if (pos < limit) slots.index[base + pos] = step_row(j0, bit / 4, bit % 4);
+      ++pos;
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0) slots.count[slot] = found;
@@ -759,12 +824,20 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.tau.get() + c0;
-  if (k <= 256) union_tau<4><<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
-  else union_tau<16><<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+  const bool vec = t.n % 4 == 0;
+  const auto grid = static_cast<unsigned>(rows);
+  if (k <= 256) {
+    if (vec) union_tau<4, true><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+    else union_tau<4, false><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+  } else {
+    if (vec) union_tau<16, true><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+    else union_tau<16, false><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
+  }
   KNN_LAUNCHED(union_tau);
   timer.mark(st, "tau");
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get() + c0 * cap, ctx.found.get() + c0};
-  collect<<<static_cast<unsigned>(rows), kSelectThreads, 0, st>>>(t.bounds, tau, first);
+  if (vec) collect<true><<<grid, kSelectThreads, 0, st>>>(t.bounds, tau, first);
+  else collect<false><<<grid, kSelectThreads, 0, st>>>(t.bounds, tau, first);
   KNN_LAUNCHED(collect);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
@@ -832,7 +905,8 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     const Slots again{ctx.slot_row.get(), ctx.slot_base.get(), ctx.slot_limit.get(), 0, ctx.cand.get(), ctx.found.get()};
-    collect<<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
+    if (t.n % 4 == 0) collect<true><<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
+    else collect<false><<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
     KNN_LAUNCHED(collect);
     KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, g * sizeof(int), st));
     rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
