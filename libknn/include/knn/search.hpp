@@ -69,8 +69,10 @@ struct BackendOptions {
   Device device = Device::automatic;
   int threads = 0;  // CPU threads; 0: all cores
   Precision precision = Precision::fp32;
-  /// GPU: bytes of device memory the search may use for its data and workspace; 0: 80% of what
-  /// is free. Work is tiled to fit; too small a budget for one query row is an error.
+  /// GPU: bytes of device memory the search may use for its data and workspace, training rows
+  /// included; 0: 80% of what is free. Queries are tiled to fit, and training rows that do not
+  /// fit are searched in parts whose nearest are merged (the same answer); a budget too small
+  /// for one training row and one query is an error.
   std::size_t device_memory_budget = 0;
   /// Called with one line when Device::automatic falls back to the CPU (no GPU, or none built).
   std::function<void(const std::string&)> notice;

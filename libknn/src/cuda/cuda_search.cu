@@ -746,6 +746,7 @@ struct GpuContext {
     KNN_CUDA(cudaSetDevice(device));
     stream = std::make_unique<Stream>();
     select_stream = std::make_unique<Stream>();
+    copy_stream = std::make_unique<Stream>();
     blas = std::make_unique<Blas>();
     check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
     KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -767,10 +768,10 @@ struct GpuContext {
 
   int device;
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
-  // beside the product of the next.
-  std::unique_ptr<Stream> stream, select_stream;
+  // beside the product of the next; the queries' uploads on `copy_stream`.
+  std::unique_ptr<Stream> stream, select_stream, copy_stream;
   std::unique_ptr<Blas> blas;
-  Event product_done;
+  Event product_done, upload_done;
   PinnedArray<double> host_dist;
   PinnedArray<std::int64_t> host_index;
   PinnedArray<int> host_left;
@@ -1041,15 +1042,22 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). Timing runs the
     // stages one after another.
-    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
+    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 8) : 1;
     const std::int64_t chunk = (qt + chunks - 1) / chunks;
     timer.mark(st, "start");
     for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.q.get() + c0 * d;
       float* s_chunk = ctx.s.get() + c0 * n;
+      // Uploads go on a stream of their own, so the next chunk's queries travel during this
+      // chunk's product instead of after it.
+      cudaStream_t up = timer.on() ? st : ctx.copy_stream->s;
       KNN_CUDA(cudaMemcpyAsync(q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d * sizeof(float),
-                               cudaMemcpyHostToDevice, st));
+                               cudaMemcpyHostToDevice, up));
+      if (up != st) {
+        KNN_CUDA(cudaEventRecord(ctx.upload_done.e, up));
+        KNN_CUDA(cudaStreamWaitEvent(st, ctx.upload_done.e, 0));
+      }
       timer.mark(st, "upload");
       squared_norms<<<blocks_for(cq * 32, 256), 256, 0, st>>>(q_chunk, cq, d, ctx.qn.get() + c0);
       KNN_LAUNCHED(squared_norms);
