@@ -74,14 +74,27 @@ knn::Matrix uniform(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
   return m;
 }
 
-void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
-  const auto train = knn::load_csv(train_csv, {});
-  const auto test = knn::load_query_csv(test_csv, {}, train);
+// Fashion-MNIST's training and test rows, min-max scaled on the training rows.
+struct Scaled {
+  knn::Dataset train, test;
+  knn::Matrix x, q;
+};
+Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
+  Scaled d{knn::load_csv(train_csv, {}), {}, {}, {}};
+  d.test = knn::load_query_csv(test_csv, {}, d.train);
   knn::Scaler sc(knn::Scaling::minmax);
-  knn::Matrix x = train.features, q = test.features;
-  sc.fit(x);
-  sc.transform(x);
-  sc.transform(q);
+  d.x = d.train.features;
+  d.q = d.test.features;
+  sc.fit(d.x);
+  sc.transform(d.x);
+  sc.transform(d.q);
+  return d;
+}
+
+void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
+  const Scaled fm = load_scaled(train_csv, test_csv);
+  const auto &train = fm.train, &test = fm.test;
+  const knn::Matrix &x = fm.x, &q = fm.q;
   knn::LabelEncoder enc;
   enc.fit(train.labels);
   const auto y = enc.encode(train.labels), yt = enc.encode(test.labels);
@@ -149,15 +162,9 @@ void scaling() {
 void stages(const std::string& train_csv, const std::string& test_csv) {
   setenv("KNN_GPU_TIMING", "1", 1);
   std::fprintf(stderr, "\nstage times, Fashion-MNIST, k = 5 (fp32, then tf32), training rows on the GPU:\n");
-  const auto train = knn::load_csv(train_csv, {});
-  const auto test = knn::load_query_csv(test_csv, {}, train);
-  knn::Scaler sc(knn::Scaling::minmax);
-  knn::Matrix x = train.features, q = test.features;
-  sc.fit(x);
-  sc.transform(x);
-  sc.transform(q);
-  const auto resident = prepare(x);
-  for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) search(knn::Device::cuda, p, x, q, 5, resident.get());
+  const Scaled fm = load_scaled(train_csv, test_csv);
+  const auto resident = prepare(fm.x);
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) search(knn::Device::cuda, p, fm.x, fm.q, 5, resident.get());
   std::mt19937_64 rng(1);
   const auto st = uniform(1000000, 128, rng);
   const auto sq = uniform(10000, 128, rng);

@@ -68,27 +68,31 @@ void check_prim(const knn::prim::Status& s) {
   if (!s.ok()) throw Error(std::string("GPU primitive failed: ") + s.message + " at " + s.where);
 }
 
-// A device allocation that throws knn::Error (out of memory included) and frees itself.
-template <class T>
-class DeviceArray {
+// Memory that throws knn::Error (out of memory included), frees itself and only grows: device
+// memory, or page-locked host memory so that copies from the device run asynchronously.
+template <class T, bool Pinned = false>
+class Buffer {
  public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t count) { resize(count); }
-  ~DeviceArray() { cudaFree(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
+  Buffer() = default;
+  explicit Buffer(std::size_t count) { resize(count); }
+  ~Buffer() { release(); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
   void resize(std::size_t count) {
     if (count <= capacity_) return;
-    cudaFree(ptr_);
-    ptr_ = nullptr;
-    capacity_ = 0;
-    KNN_CUDA(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)));
+    release();
+    void* p = nullptr;
+    const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+    if (Pinned) KNN_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    else KNN_CUDA(cudaMalloc(&p, bytes));
+    ptr_ = static_cast<T*>(p);
     capacity_ = count;
   }
   T* get() const { return ptr_; }
   std::size_t bytes() const { return capacity_ * sizeof(T); }
   void release() {
-    cudaFree(ptr_);
+    if (Pinned) cudaFreeHost(ptr_);
+    else cudaFree(ptr_);
     ptr_ = nullptr;
     capacity_ = 0;
   }
@@ -97,29 +101,10 @@ class DeviceArray {
   T* ptr_ = nullptr;
   std::size_t capacity_ = 0;
 };
-
-// Page-locked host memory, so copies from the device run asynchronously; grows only.
 template <class T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  ~PinnedArray() { cudaFreeHost(ptr_); }
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  void resize(std::size_t count) {
-    if (count <= capacity_) return;
-    cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    capacity_ = 0;
-    KNN_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr_), std::max<std::size_t>(count, 1) * sizeof(T), cudaHostAllocDefault));
-    capacity_ = count;
-  }
-  T* get() const { return ptr_; }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t capacity_ = 0;
-};
+using DeviceArray = Buffer<T>;
+template <class T>
+using PinnedArray = Buffer<T, true>;
 
 struct Event {
   cudaEvent_t e = nullptr;
