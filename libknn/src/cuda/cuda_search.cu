@@ -1027,7 +1027,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). Timing runs the
     // stages one after another.
-    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 8) : 1;
+    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
     const std::int64_t chunk = (qt + chunks - 1) / chunks;
     timer.mark(st, "start");
     for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
