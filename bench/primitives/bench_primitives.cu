@@ -6,6 +6,12 @@
 //
 // --n: elements for scan, select, sorts (default 2^28). --sweep: also n = 2^16, 2^18, ... < N.
 // --quick: fewer repetitions and a smaller radix-select matrix (for a smoke run).
+//
+// At the full size, rows named "tune: ..." time our exclusive scan and select_if at other tile
+// policies against the same CUB figure, so that one run shows which shape to make the default:
+// "128x24 p1200/600" is block threads x items per thread, then the look-back's pauses in ns
+// (first/retry; "no pause": none), "bidx" numbers tiles by block index instead of a counter,
+// "*" marks the current default.
 #include <cub/cub.cuh>
 
 #include <knn/prim/device/device_radix_select.cuh>
@@ -94,6 +100,9 @@ __global__ void count_diff(const unsigned* a, const unsigned* b, size_t n, unsig
 struct IsOdd {
   __host__ __device__ bool operator()(unsigned x) const { return x & 1u; }
 };
+__global__ void odd_flags(const unsigned* in, unsigned char* flags, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) flags[i] = in[i] & 1u;
+}
 
 struct Temp {
   void* p = nullptr;
@@ -132,6 +141,59 @@ void row(const std::string& op, size_t n, float ours, float cub, double bytes, c
   std::printf("%-34s %12zu %10.3f %10s %8s %10.1f %10.2f  %s\n", op.c_str(), n, ours, cub_s, ratio_s,
               bytes / (ours * 1e-3) / 1e9, n / (ours * 1e-3) / 1e9, check);
   std::fflush(stdout);
+}
+
+// The policy's part of a "tune: ..." row name (see the top of this file).
+template <typename Policy>
+std::string policy_name() {
+  std::string s = std::to_string(Policy::block_threads) + "x" + std::to_string(Policy::items_per_thread);
+  if (Policy::lookback_first_pause_ns || Policy::lookback_retry_pause_ns)
+    s += " p" + std::to_string(Policy::lookback_first_pause_ns) + "/" + std::to_string(Policy::lookback_retry_pause_ns);
+  else s += " no pause";
+  if (Policy::tiles_by_block_index) s += " bidx";
+  return s;
+}
+
+// Our exclusive (or inclusive) sum at a given tile policy, against CUB's time (cub_ms) and
+// output (cub_out).
+template <typename Policy, bool Exclusive>
+void tune_scan(const char* what, const unsigned* in, unsigned* out, const unsigned* cub_out, size_t n, float cub_ms,
+               Temp& temp, bool is_default = false) {
+  using namespace knn::prim;
+  const detail::PointerLoad<unsigned, const unsigned*> load{in};
+  const detail::PointerStore<unsigned*> store{out};
+  size_t need = 0;
+  OK((detail::scan_dispatch<unsigned, Exclusive, Policy>(nullptr, need, load, store, Sum{}, 0u, (std::int64_t)n, 0)));
+  void* tp = temp.get(need);
+  size_t bytes = need;
+  const float ms = median_ms([&] {
+    OK((detail::scan_dispatch<unsigned, Exclusive, Policy>(tp, bytes, load, store, Sum{}, 0u, (std::int64_t)n, 0)));
+  }, g_reps);
+  char check[64];
+  std::snprintf(check, sizeof check, "%llu differ", differ(out, cub_out, n));
+  row(std::string("tune: ") + what + " " + policy_name<Policy>() + (is_default ? " *" : ""), n, ms, cub_ms,
+      2.0 * n * 4, check);
+}
+
+// Our select_if (keep odd) at a given tile policy, against CUB's time and output.
+template <typename Policy>
+void tune_select(const unsigned* in, unsigned* out, const unsigned* cub_out, int cub_count, long long* d_num, size_t n,
+                 float cub_ms, Temp& temp, bool is_default = false) {
+  using namespace knn::prim;
+  const detail::PredicateSelector<IsOdd> select{IsOdd{}};
+  size_t need = 0;
+  OK((detail::select_dispatch<false, Policy>(nullptr, need, in, out, (std::int64_t*)d_num, (std::int64_t)n, select, 0)));
+  void* tp = temp.get(need);
+  size_t bytes = need;
+  const float ms = median_ms([&] {
+    OK((detail::select_dispatch<false, Policy>(tp, bytes, in, out, (std::int64_t*)d_num, (std::int64_t)n, select, 0)));
+  }, g_reps);
+  long long count = 0;
+  CK(cudaMemcpy(&count, d_num, 8, cudaMemcpyDeviceToHost));
+  char check[64];
+  std::snprintf(check, sizeof check, "count %s, %llu differ", count == cub_count ? "same" : "DIFFERENT",
+                differ(out, cub_out, (size_t)cub_count));
+  row("tune: select " + policy_name<Policy>() + (is_default ? " *" : ""), n, ms, cub_ms, 1.5 * n * 4, check);
 }
 
 void bench_size(size_t n, bool full) {
@@ -187,6 +249,71 @@ void bench_size(size_t n, bool full) {
     std::snprintf(check, sizeof check, "count %s, %llu differ", a == b ? "same" : "DIFFERENT", differ(out, out2, (size_t)b));
   }
   row("select_if 50%", n, sel_ours, sel_cub, 1.5 * n * 4, check);
+
+  if (full) {
+    // Inclusive scan and select_flagged, default policies.
+    OK(inclusive_sum(nullptr, need, in, out, (std::int64_t)n));
+    to = t_ours.get(need);
+    ob = need;
+    const float incl_ours = median_ms([&] { OK(inclusive_sum(to, ob, in, out, (std::int64_t)n)); }, g_reps);
+    CK(cub::DeviceScan::InclusiveSum(nullptr, need, in, out2, (int)n));
+    tc = t_cub.get(need);
+    cb = need;
+    const float incl_cub = median_ms([&] { CK(cub::DeviceScan::InclusiveSum(tc, cb, in, out2, (int)n)); }, g_reps);
+    std::snprintf(check, sizeof check, "%llu differ", differ(out, out2, n));
+    row("inclusive scan u32", n, incl_ours, incl_cub, 2.0 * n * 4, check);
+
+    unsigned char* flags = nullptr;
+    CK(cudaMalloc(&flags, n));
+    odd_flags<<<1024, 256>>>(in, flags, n);
+    CK(cudaGetLastError());
+    OK(select_flagged(nullptr, need, in, flags, out, (std::int64_t*)d_num, (std::int64_t)n));
+    to = t_ours.get(need);
+    ob = need;
+    const float fl_ours = median_ms([&] { OK(select_flagged(to, ob, in, flags, out, (std::int64_t*)d_num, (std::int64_t)n)); }, g_reps);
+    CK(cub::DeviceSelect::Flagged(nullptr, need, in, flags, out2, d_num_cub, (int)n));
+    tc = t_cub.get(need);
+    cb = need;
+    const float fl_cub = median_ms([&] { CK(cub::DeviceSelect::Flagged(tc, cb, in, flags, out2, d_num_cub, (int)n)); }, g_reps);
+    {
+      long long a = 0;
+      int b = 0;
+      CK(cudaMemcpy(&a, d_num, 8, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(&b, d_num_cub, 4, cudaMemcpyDeviceToHost));
+      std::snprintf(check, sizeof check, "count %s, %llu differ", a == b ? "same" : "DIFFERENT", differ(out, out2, (size_t)b));
+    }
+    row("select_flagged 50% (u8 flags)", n, fl_ours, fl_cub, (1.5 * 4 + 1) * n, check);
+    CK(cudaFree(flags));
+
+    // Tile policies; "*" marks the default. The CUB outputs to check against: its exclusive
+    // scan (recomputed into out2) and its select_if (into vout2).
+    using detail::TilePolicy;
+    CK(cub::DeviceScan::ExclusiveSum(nullptr, need, in, out2, (int)n));
+    tc = t_cub.get(need);
+    cb = need;
+    CK(cub::DeviceScan::ExclusiveSum(tc, cb, in, out2, (int)n));
+    tune_scan<detail::ScanPolicy<unsigned>, true>("excl", in, out, out2, n, scan_cub, t_ours, true);
+    tune_scan<TilePolicy<128, 24>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<128, 24, 500, 250>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<128, 24, 1200, 600, true>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<128, 20, 1200, 600>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<256, 16, 1200, 600>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<256, 12, 1200, 600>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+    tune_scan<TilePolicy<256, 15>, true>("excl", in, out, out2, n, scan_cub, t_ours);
+
+    int cub_count = 0;
+    CK(cub::DeviceSelect::If(nullptr, need, in, vout2, d_num_cub, (int)n, IsOdd{}));
+    tc = t_cub.get(need);
+    cb = need;
+    CK(cub::DeviceSelect::If(tc, cb, in, vout2, d_num_cub, (int)n, IsOdd{}));
+    CK(cudaMemcpy(&cub_count, d_num_cub, 4, cudaMemcpyDeviceToHost));
+    tune_select<detail::SelectPolicy<unsigned>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours, true);
+    tune_select<TilePolicy<384, 16>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours);
+    tune_select<TilePolicy<384, 16, 1100, 100, true>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours);
+    tune_select<TilePolicy<384, 8, 1100, 100>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours);
+    tune_select<TilePolicy<256, 16, 1100, 100>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours);
+    tune_select<TilePolicy<128, 24, 1100, 100>>(in, out, vout2, cub_count, d_num, n, sel_cub, t_ours);
+  }
 
   // Radix sort keys u32.
   OK(radix_sort_keys(nullptr, need, in, out, (std::int64_t)n));

@@ -64,7 +64,50 @@ void check_partition(const std::vector<T>& host, Pred pred) {
   for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(test::same_bits(got[i], expect[i])) << "i = " << i;
 }
 
-std::vector<std::int64_t> sizes() { return test::edge_sizes(detail::ScanPolicy<std::uint32_t>::tile_items); }
+// select_if and partition through the engine with a given tile policy, on arrays that start
+// in_shift and out_shift elements into their allocations (a shift that breaks 16-byte alignment
+// sends full tiles down the item-by-item path instead of the 16-byte one).
+template <typename Policy, typename T, typename Pred>
+void check_policy(const std::vector<T>& host, Pred pred, int in_shift, int out_shift) {
+  const std::int64_t n = static_cast<std::int64_t>(host.size());
+  SCOPED_TRACE("n = " + std::to_string(n) + ", tile " + std::to_string(Policy::block_threads) + " x " +
+               std::to_string(Policy::items_per_thread) + ", shifts " + std::to_string(in_shift) + "/" +
+               std::to_string(out_shift));
+  std::vector<T> shifted(in_shift);
+  shifted.insert(shifted.end(), host.begin(), host.end());
+  DeviceBuffer<T> in(shifted), out(n + out_shift);
+  DeviceBuffer<std::int64_t> count(1);
+  const T* src = in.get() + in_shift;
+  T* dst = out.get() + out_shift;
+  for (const bool partition : {false, true}) {
+    SCOPED_TRACE(partition ? "partition" : "select_if");
+    out.poison();
+    const detail::PredicateSelector<Pred> select{pred};
+    std::size_t bytes = 0;
+    const auto run = [&](void* temp) {
+      return partition ? detail::select_dispatch<true, Policy>(temp, bytes, src, dst, count.get(), n, select, 0)
+                       : detail::select_dispatch<false, Policy>(temp, bytes, src, dst, count.get(), n, select, 0);
+    };
+    PRIM_ASSERT(run(nullptr));
+    TempStorage temp(bytes);
+    PRIM_ASSERT(run(temp.get()));
+    CUDA_ASSERT(cudaDeviceSynchronize());
+    const auto got = out.download();
+    for (int i = 0; i < out_shift; ++i)
+      ASSERT_EQ(reinterpret_cast<const unsigned char*>(&got[i])[0], test::poison_byte) << "written before out";
+    const std::vector<T> got_from(got.begin() + out_shift, got.end());
+    if (partition) {
+      std::vector<T> expect(n);
+      const std::int64_t kept = reference::stable_partition(host.data(), expect.data(), n, pred);
+      ASSERT_EQ(count.download()[0], kept);
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(test::same_bits(got_from[i], expect[i])) << "i = " << i;
+    } else {
+      expect_prefix_equal(got_from, reference::select_if(host.data(), n, pred), count.download()[0]);
+    }
+  }
+}
+
+std::vector<std::int64_t> sizes() { return test::edge_sizes(detail::SelectPolicy<std::uint32_t>::tile_items); }
 
 TEST(DeviceSelect, SelectIfFractions) {
   KNN_PRIM_REQUIRE_GPU();
@@ -102,7 +145,7 @@ TEST(DeviceSelect, SelectFlaggedU64) {
   KNN_PRIM_REQUIRE_GPU();
   KNN_PRIM_SEED(seed);
   std::mt19937_64 rng(seed);
-  for (auto n : test::edge_sizes(detail::ScanPolicy<std::uint64_t>::tile_items)) {
+  for (auto n : test::edge_sizes(detail::SelectPolicy<std::uint64_t>::tile_items)) {
     SCOPED_TRACE("n = " + std::to_string(n));
     std::vector<std::uint64_t> host(n);
     std::vector<std::uint8_t> flags(n);
@@ -121,6 +164,42 @@ TEST(DeviceSelect, SelectFlaggedU64) {
     CUDA_ASSERT(cudaDeviceSynchronize());
     expect_prefix_equal(out.download(), expect, count.download()[0]);
   }
+}
+
+TEST(DeviceSelect, UnalignedArrays) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937 rng(seed);
+  for (auto n : sizes()) {
+    std::vector<std::uint32_t> host(n);
+    for (auto& x : host) x = rng();
+    check_policy<detail::SelectPolicy<std::uint32_t>>(host, KeepFraction{1, 2}, 1, 3);
+    check_policy<detail::SelectPolicy<std::uint32_t>>(host, KeepFraction{3, 4}, 3, 0);
+  }
+}
+
+// The shapes bench_primitives compares, and odd ones: one warp, items per thread that are not
+// a multiple of a 16-byte chunk, tiles numbered by block index, pauses in the look-back.
+TEST(DeviceSelect, OtherTilePolicies) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937 rng(seed);
+  using detail::TilePolicy;
+  const auto run = [&](auto policy, std::int64_t n) {
+    using P = decltype(policy);
+    std::vector<std::uint32_t> host(n);
+    for (auto& x : host) x = rng();
+    check_policy<P>(host, KeepFraction{1, 2}, 0, 0);
+    check_policy<P>(host, KeepFraction{9, 10}, 0, 1);
+  };
+  using P1 = TilePolicy<32, 1>;
+  using P2 = TilePolicy<64, 7, 50, 20>;
+  using P3 = TilePolicy<256, 16, 0, 0, true>;
+  using P4 = TilePolicy<128, 24, 0, 0, false, 4>;
+  for (auto n : test::edge_sizes(P1::tile_items)) run(P1{}, n);
+  for (auto n : test::edge_sizes(P2::tile_items)) run(P2{}, n);
+  for (auto n : test::edge_sizes(P3::tile_items)) run(P3{}, n);
+  for (auto n : test::edge_sizes(P4::tile_items)) run(P4{}, n);
 }
 
 TEST(DeviceSelect, StablePartition) {

@@ -19,12 +19,11 @@ namespace knn::prim {
 namespace detail {
 
 // The scan engine behind every scan-shaped primitive: T is the accumulator type, load(i) gives
-// element i as T, store(i, value) writes result i.
-template <typename T, bool Exclusive, typename Load, typename Store, typename Op>
+// element i as T, store(i, value) writes result i. Policy: the tile shape (a TilePolicy).
+template <typename T, bool Exclusive, typename Policy = ScanPolicy<T>, typename Load, typename Store, typename Op>
 Status scan_dispatch(void* temp, std::size_t& temp_bytes, Load load, Store store, Op op, T init,
                      std::int64_t n, cudaStream_t stream) {
   KNN_PRIM_EXPECTS(n >= 0, "scan: negative number of items");
-  using Policy = ScanPolicy<T>;
   const long long num_tiles = ceil_div<long long>(n, Policy::tile_items);
   KNN_PRIM_EXPECTS(num_tiles < (1ll << 31), "scan: too many items for one grid");
   const TempPlan<2> plan{{sizeof(unsigned long long), TileStateLayout<T>::bytes(num_tiles)}};
@@ -33,7 +32,7 @@ Status scan_dispatch(void* temp, std::size_t& temp_bytes, Load load, Store store
   // Counter and tile status words are contiguous: one memset resets both.
   KNN_PRIM_CUDA_TRY(cudaMemsetAsync(temp, 0, plan.offset(1) + TileStateLayout<T>::clear_bytes(num_tiles), stream));
   const TileState<T> state = TileStateLayout<T>::make(plan.get<void>(temp, 1), num_tiles);
-  scan_kernel<T, Exclusive><<<static_cast<unsigned>(num_tiles), Policy::block_threads, 0, stream>>>(
+  scan_kernel<Policy, T, Exclusive><<<static_cast<unsigned>(num_tiles), Policy::block_threads, 0, stream>>>(
       load, store, op, init, n, state, plan.get<unsigned long long>(temp, 0));
   KNN_PRIM_LAUNCH_CHECK();
   return {};

@@ -6,6 +6,7 @@
 // partition may not.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../detail/select_kernels.cuh"
 #include "../detail/temp_storage.hpp"
@@ -15,14 +16,15 @@ namespace knn::prim {
 
 namespace detail {
 
-template <bool Partition, typename InputIt, typename OutputIt, typename Selector>
+// Policy: the tile shape (a TilePolicy); by default SelectPolicy of the item type.
+template <bool Partition, typename Policy = void, typename InputIt, typename OutputIt, typename Selector>
 Status select_dispatch(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt out,
                        std::int64_t* num_selected, std::int64_t n, Selector select,
                        cudaStream_t stream) {
   using T = value_of<InputIt>;
-  using Policy = ScanPolicy<T>;
+  using P = std::conditional_t<std::is_void_v<Policy>, SelectPolicy<T>, Policy>;
   KNN_PRIM_EXPECTS(n >= 0, "select: negative number of items");
-  const long long num_tiles = ceil_div<long long>(n, Policy::tile_items);
+  const long long num_tiles = ceil_div<long long>(n, P::tile_items);
   KNN_PRIM_EXPECTS(num_tiles < (1ll << 31), "select: too many items for one grid");
   const TempPlan<2> plan{{sizeof(unsigned long long), CountTileState::bytes(num_tiles)}};
   KNN_PRIM_TEMP_QUERY(temp, temp_bytes, plan);
@@ -34,7 +36,7 @@ Status select_dispatch(void* temp, std::size_t& temp_bytes, InputIt in, OutputIt
   KNN_PRIM_EXPECTS(!is_null(in) && !is_null(out), "select: null data pointer");
   KNN_PRIM_CUDA_TRY(cudaMemsetAsync(temp, 0, plan.offset(1) + CountTileState::bytes(num_tiles), stream));
   const CountTileState state{plan.get<unsigned long long>(temp, 1)};
-  select_kernel<T, Partition><<<static_cast<unsigned>(num_tiles), Policy::block_threads, 0, stream>>>(
+  select_kernel<P, T, Partition><<<static_cast<unsigned>(num_tiles), P::block_threads, 0, stream>>>(
       in, out, reinterpret_cast<long long*>(num_selected), select, n, state,
       plan.get<unsigned long long>(temp, 0));
   KNN_PRIM_LAUNCH_CHECK();
