@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     }
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);
     synthetic();
-    scaling();
+    if (!(argc >= 4 && std::string(argv[3]) == "--no-scaling")) scaling();
   } catch (const knn::Error& e) {
     std::fprintf(stderr, "bench_knn_gpu: error: %s\n", e.what());
     return 2;

@@ -1024,9 +1024,16 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
     if (fast) fast_select_reserve(ctx, qt, k);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
-    // (select_stream) runs beside the upload and product of the next (stream). Timing runs the
-    // stages one after another.
-    const std::int64_t chunks = fast && !timer.on() ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
+    // (select_stream) runs beside the upload and product of the next (stream). That pays where
+    // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
+    // few features and small k the product writes its values as fast as the selection reads
+    // them, and the two only slow each other down (H200: 10^6 x 128, k = 10 took 98.7 ms in one
+    // chunk a tile, 110.7 in two; Fashion-MNIST took 23.6 ms in four chunks, 25.8 in one; 10^6 x
+    // 128, k = 1,000 218.3 ms in two, 229.9 in one). KNN_GPU_CHUNKS sets the count, for such
+    // measurements; timing runs the stages one after another.
+    std::int64_t chunks = fast && !timer.on() && (d >= 256 || k > 256) ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
+    if (const char* force = std::getenv("KNN_GPU_CHUNKS"); force && fast && !timer.on())
+      chunks = std::clamp<std::int64_t>(std::atoll(force), 1, std::max<std::int64_t>(qt, 1));
     const std::int64_t chunk = (qt + chunks - 1) / chunks;
     timer.mark(st, "start");
     for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
