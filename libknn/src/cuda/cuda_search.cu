@@ -531,6 +531,19 @@ __device__ __forceinline__ std::int64_t step_row(std::int64_t j0, int x, int e) 
   return j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4 + e;
 }
 
+// The bounds of this thread's 16 rows of the step at j0.
+template <bool Vec>
+__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, float (&u)[kStepVectors][4],
+                                            float (&l)[kStepVectors][4]) {
+  float v[kStepVectors][4];
+  double t[kStepVectors][4];
+  load_step<Vec>(r, j0, v, t);
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r.at(step_row(j0, x, e), v[x][e], t[x][e], u[x][e], l[x][e]);
+}
+
 // tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
 // keys (M * kSelectThreads >= k). Excluded rows (NaN) never count; tau is at most +inf's key, so
 // a query with fewer than k finite upper bounds takes every row that is not excluded.
@@ -544,16 +557,13 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, uns
 #pragma unroll
   for (int m = 0; m < M; ++m) best[m] = kNoKey;
   for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {
-    float v[kStepVectors][4];
-    double t[kStepVectors][4];
-    load_step<Vec>(r, j0, v, t);
+    float u[kStepVectors][4], l[kStepVectors][4];
+    step_bounds<Vec>(r, j0, u, l);
 #pragma unroll
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float u, l;
-        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
-        unsigned key = isnan(u) ? kNoKey : ordered_key(u);
+        unsigned key = isnan(u[x][e]) ? kNoKey : ordered_key(u[x][e]);
         if (key < best[M - 1]) {
 #pragma unroll
           for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
@@ -612,18 +622,14 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
   const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
   const int lane = threadIdx.x % 32;
   for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {  // the same trip count for the whole block
-    float v[kStepVectors][4];
-    double t[kStepVectors][4];
-    load_step<Vec>(r, j0, v, t);
+    float u[kStepVectors][4], l[kStepVectors][4];
+    step_bounds<Vec>(r, j0, u, l);
     unsigned flags = 0;
 #pragma unroll
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float u, l;
-        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
-        if (!isnan(l) && ordered_key(l) <= t_key) flags |= 1u << (x * 4 + e);
-      }
+      for (int e = 0; e < 4; ++e)
+        if (!isnan(l[x][e]) && ordered_key(l[x][e]) <= t_key) flags |= 1u << (x * 4 + e);
     const int mine = __popc(flags);
     int upto = mine;  // inclusive scan over the warp
 #pragma unroll
