@@ -93,6 +93,31 @@ TEST(DeviceRadixSelect, TiesAndSpecialValues) {
   }
 }
 
+// Long rows take the sampled threshold; rows where it gathers too few or too many elements
+// (all equal, sorted, reversed, a heavy minimum) go through the radix passes in the same call,
+// beside rows it finished. Both load paths: rows of a multiple of 4 floats, and not.
+TEST(DeviceRadixSelect, SampledThresholdAndRowsItMisses) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (std::int64_t cols : {std::int64_t{65536}, std::int64_t{40003}}) {
+    const std::int64_t rows = 7;
+    std::vector<float> m = make_matrix(rows, cols, Fill::random, rng);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      m[1 * cols + c] = 2.5f;                                    // all equal
+      m[2 * cols + c] = static_cast<float>(c);                   // sorted
+      m[3 * cols + c] = static_cast<float>(cols - c);            // reversed
+      m[4 * cols + c] = rng() % 4 ? m[4 * cols + c] : -1.f;      // a quarter tie at the minimum
+      m[5 * cols + c] = static_cast<float>(rng() % 5);           // few distinct
+    }
+    for (std::int64_t k : {std::int64_t{1}, std::int64_t{10}, std::int64_t{100}, std::int64_t{1000}}) {
+      check(m, rows, cols, k, false);
+      check(m, rows, cols, k, true);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 TEST(DeviceRadixSelect, ManyRows) {
   KNN_PRIM_REQUIRE_GPU();
   KNN_PRIM_SEED(seed);

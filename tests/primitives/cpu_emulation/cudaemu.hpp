@@ -221,6 +221,12 @@ inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __nanosleep(unsigned) { std::this_thread::yield(); }
 template <class T> T __ldcg(const T* p) { return *const_cast<const volatile T*>(p); }
+template <class T> T __ldcs(const T* p) { return *p; }
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline bool __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0u; }
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 template <class T, class U> T atomicAdd(T* p, U v) { return __atomic_fetch_add(p, static_cast<T>(v), __ATOMIC_SEQ_CST); }
 

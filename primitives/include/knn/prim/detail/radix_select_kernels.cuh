@@ -7,6 +7,15 @@
 // buffer); the bucket's elements stay candidates. Once the bucket holds at most
 // `candidate_capacity` elements they are all written too, and a segmented sort of each row's
 // buffer (selected + candidates) puts the k smallest first.
+//
+// Long rows first try a single read: a sample of each row (64 evenly spread runs) gives a
+// threshold tau, the j-th smallest sampled key with j chosen so that at least k of the row lie
+// at or below tau with high probability and few more than that do; one pass appends every
+// element at or below tau to the row's buffer. A row where that gathered fewer than k or more
+// than the buffer holds (skewed or adversarial rows: all equal, sorted) goes through the radix
+// passes above, which skip the rows already done.
+#include <cmath>
+
 #include "../block/block_scan.cuh"
 #include "../operators.hpp"
 #include "radix_traits.hpp"
@@ -27,6 +36,12 @@ struct RadixSelectPolicy {
   static constexpr long long l2_budget_bytes = 24ll << 20;
   static constexpr int candidate_capacity = 4096;
   static constexpr int max_blocks = 2048;
+  // Sampled threshold: runs of sample_run_items (a multiple of 32, at most 256) per row, read
+  // by one block of sample_threads, each holding up to sample_per_thread keys in registers.
+  static constexpr int sample_runs = 64;
+  static constexpr int sample_threads = 512;
+  static constexpr int sample_per_thread = sample_runs * 256 / sample_threads;
+  static constexpr long long sampled_min_cols = 32768;
 };
 
 enum : int { row_active = 0, row_collecting = 1, row_done = 2 };
@@ -75,7 +90,15 @@ struct SelectArgs {
   unsigned long long* buffers;  // row r's selected elements and candidates at r * buffer_stride
   long long buffer_stride;
   long long chunks_per_row;
+  // Set when the sampled threshold ran: the number of rows it left to the radix passes, which
+  // then skip the rows already done (and do nothing at all when it is 0).
+  const unsigned* rows_left = nullptr;
 };
+
+// Whether the radix passes have anything to do (read once per block).
+KNN_PRIM_DEVICE bool radix_passes_needed(const SelectArgs& a) {
+  return a.rows_left == nullptr || __ldcg(a.rows_left) != 0u;
+}
 
 // State written by other blocks of the same kernel: read from L2, never from a stale L1 line.
 KNN_PRIM_DEVICE RowState load_state(const RowState* p) {
@@ -222,6 +245,7 @@ __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_pass_kernel(SelectArgs a, int filter_pass, unsigned* hist_next) {
   using P = RadixSelectPolicy;
   __shared__ unsigned hist[P::bins];
+  if (!radix_passes_needed(a)) return;
   const long long items = a.rows * a.chunks_per_row;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) {
     const long long row = item / a.chunks_per_row;
@@ -234,9 +258,10 @@ select_pass_kernel(SelectArgs a, int filter_pass, unsigned* hist_next) {
 template <int Unused = 0>
 __global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
 select_bucket_kernel(SelectDigits digits, int pass, RowState* state, const unsigned* hist,
-                     unsigned* hist_other) {
+                     unsigned* hist_other, const unsigned* rows_left) {
   using P = RadixSelectPolicy;
   __shared__ typename SelectScan::TempStorage scan;
+  if (rows_left != nullptr && __ldcg(rows_left) == 0u) return;
   const long long row = blockIdx.x;
   select_bucket(digits, pass, state + row, hist + row * P::bins, hist_other + row * P::bins, scan);
 }
@@ -264,6 +289,7 @@ select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSy
   const int t = static_cast<int>(threadIdx.x);
   const long long C = a.chunks_per_row;
   const unsigned long long total = static_cast<unsigned long long>(a.rows + sync.lookahead) * 2 * C;
+  if (!radix_passes_needed(a)) return;
   for (;;) {
     if (t == 0) ticket_shared = atomicAdd(sync.ticket, 1ull);
     __syncthreads();
@@ -275,6 +301,8 @@ select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSy
     if (within < C) {
       const long long row = step;
       if (row >= a.rows) continue;
+      // Rows the sampled threshold finished: their `ready` flag is already set.
+      if (a.rows_left != nullptr && load_state(a.state + row).phase == row_done) continue;
       RowState st{};
       st.phase = row_active;
       select_chunk(a, row, within, -1, st, hist, hist0 + row * P::bins);
@@ -300,6 +328,198 @@ select_first_pass_kernel(SelectArgs a, unsigned* hist0, unsigned* hist1, FusedSy
       if (st.phase != row_done)
         select_chunk(a, row, within - C, 0, st, hist, hist1 + row * P::bins);
     }
+  }
+}
+
+// ---- Sampled threshold ----
+
+// The shape of each row's sample and the rank in it that gives the threshold.
+struct SampleShape {
+  int run_items = 0;  // 0: no sampling
+  long long rank = 0; // 1-based rank of the threshold among the sampled keys
+};
+
+// Sampling pays for long rows only, and only while the elements at or below the threshold
+// (about rank * cols / samples of them) fit well inside a row's buffer of `stride` places.
+inline SampleShape sample_shape(long long cols, long long k, long long stride) {
+  using P = RadixSelectPolicy;
+  SampleShape s;
+  if (cols < P::sampled_min_cols) return s;
+  long long run = cols / (16 * P::sample_runs) / 32 * 32;  // the sample is at most 1/16 of a row
+  if (run > 256) run = 256;
+  const long long samples = run * P::sample_runs;
+  // The sampled keys below the row's k-th are Binomial(samples, k / cols) with mean m: rank
+  // m + 4 sqrt(m) + 3 lies above their count unless the count is more than four standard
+  // deviations (and 3) above its mean.
+  const double m = static_cast<double>(k) * static_cast<double>(samples) / static_cast<double>(cols);
+  long long rank = static_cast<long long>(m + 4.0 * std::sqrt(m) + 3.0) + 1;
+  if (rank > samples) return s;
+  const double expected = static_cast<double>(rank) * static_cast<double>(cols) / static_cast<double>(samples);
+  if (expected > 0.5 * static_cast<double>(stride)) return s;
+  s.run_items = static_cast<int>(run);
+  s.rank = rank;
+  return s;
+}
+
+// One block a row: the rank-th smallest ordered value among the row's sampled elements, found
+// with three histogram rounds (11, 11 and 10 bits) over keys held in registers; it goes to
+// state[row].prefix.
+template <int Unused = 0>
+__global__ void __launch_bounds__(RadixSelectPolicy::sample_threads)
+select_sample_kernel(const float* in, long long cols, unsigned flip, SampleShape shape, RowState* state) {
+  using P = RadixSelectPolicy;
+  constexpr int threads = P::sample_threads, per = P::sample_per_thread, bins = P::bins;
+  constexpr int bins_per_thread = bins / threads;
+  using Scan = BlockScan<unsigned, threads, 1>;
+  __shared__ unsigned hist[bins];
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ unsigned found_bucket, found_below;
+  const int t = static_cast<int>(threadIdx.x);
+  const long long row = blockIdx.x;
+  const float* row_in = in + row * cols;
+  const int samples = shape.run_items * P::sample_runs;
+  const long long spacing = (cols - shape.run_items) / (P::sample_runs - 1);
+  unsigned key[per];
+#pragma unroll
+  for (int i = 0; i < per; ++i) {
+    const int s = i * threads + t;
+    key[i] = 0u;
+    if (s < samples) {
+      const long long pos = (s / shape.run_items) * spacing + s % shape.run_items;
+      key[i] = RadixTraits<float>::to_ordered(row_in[pos]) ^ flip;
+    }
+  }
+  unsigned prefix = 0u, need = static_cast<unsigned>(shape.rank);
+  constexpr int widths[3] = {11, 11, 10}, shifts[3] = {21, 10, 0};
+#pragma unroll
+  for (int round = 0; round < 3; ++round) {
+    for (int b = t; b < bins; b += threads) hist[b] = 0u;
+    __syncthreads();
+    const unsigned mask = (1u << widths[round]) - 1u;
+#pragma unroll
+    for (int i = 0; i < per; ++i) {
+      const int s = i * threads + t;
+      const bool match = s < samples && (round == 0 || (key[i] >> (shifts[round] + widths[round])) == prefix);
+      if (match) atomicAdd(&hist[(key[i] >> shifts[round]) & mask], 1u);
+    }
+    __syncthreads();
+    unsigned h[bins_per_thread];
+    unsigned sum[1] = {0u}, before[1];
+#pragma unroll
+    for (int j = 0; j < bins_per_thread; ++j) {
+      h[j] = hist[t * bins_per_thread + j];
+      sum[0] += h[j];
+    }
+    Scan(scan).exclusive_scan(sum, before, 0u, Sum{});
+    if (before[0] < need && need <= before[0] + sum[0]) {
+      unsigned below = before[0];
+      int b = -1;
+#pragma unroll
+      for (int j = 0; j < bins_per_thread; ++j) {
+        if (b < 0) {
+          if (below + h[j] >= need) b = j;
+          else below += h[j];
+        }
+      }
+      found_bucket = static_cast<unsigned>(t * bins_per_thread + b);
+      found_below = below;
+    }
+    __syncthreads();
+    prefix = (prefix << widths[round]) | found_bucket;
+    need -= found_below;
+    __syncthreads();
+  }
+  if (t == 0) state[row].prefix = prefix;
+}
+
+// Appends every element of a row whose ordered value is at most the row's threshold
+// (state[row].prefix) to the row's buffer, counting them all in state[row].count (places past
+// the buffer's end are counted, not written). Grid-stride over (row, chunk) work items.
+template <int Unused = 0>
+__global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
+select_threshold_kernel(SelectArgs a, bool vector_loads) {
+  using P = RadixSelectPolicy;
+  constexpr int unroll = 8;  // float4 loads per thread in flight
+  const int t = static_cast<int>(threadIdx.x);
+  const int lane = t & 31;
+  const long long items = a.rows * a.chunks_per_row;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const long long row = item / a.chunks_per_row;
+    const long long chunk_begin = (item % a.chunks_per_row) * P::chunk_items;
+    const long long chunk_end = chunk_begin + P::chunk_items < a.cols ? chunk_begin + P::chunk_items : a.cols;
+    const unsigned tau = static_cast<unsigned>(a.state[row].prefix);
+    const float* row_in = a.in + row * a.cols;
+    unsigned long long* row_buffer = a.buffers + row * a.buffer_stride;
+    unsigned long long* count = &a.state[row].count;
+    // Appends element i when `hit`, one shared counter update per warp that has any.
+    auto append = [&](bool hit, long long i, float v) {
+      const unsigned writers = __ballot_sync(0xffffffffu, hit);
+      if (!writers) return;
+      const int leader = __ffs(writers) - 1;
+      unsigned long long slot = 0;
+      if (lane == leader) slot = atomicAdd(count, static_cast<unsigned long long>(__popc(writers)));
+      slot = __shfl_sync(0xffffffffu, slot, leader) + __popc(writers & ((1u << lane) - 1u));
+      if (hit && slot < static_cast<unsigned long long>(a.buffer_stride))
+        row_buffer[slot] = composite_key(v, i, a.flip, a.digits.index_bits);
+    };
+    if (vector_loads) {
+      // Rows start on 16-byte boundaries and chunks hold whole float4s (cols % 4 == 0).
+      const float4* row4 = reinterpret_cast<const float4*>(row_in);
+      const long long b4 = chunk_begin / 4, e4 = chunk_end / 4;
+      for (long long base = b4; base < e4; base += P::block_threads * unroll) {
+        float4 v[unroll];
+        unsigned any = 0u;
+#pragma unroll
+        for (int u = 0; u < unroll; ++u) {
+          const long long j = base + u * P::block_threads + t;
+          v[u] = j < e4 ? __ldcs(row4 + j) : make_float4(0.f, 0.f, 0.f, 0.f);
+          const float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            any |= static_cast<unsigned>(j < e4 && (RadixTraits<float>::to_ordered(x[c]) ^ a.flip) <= tau) << (4 * u + c);
+        }
+        if (!__any_sync(0xffffffffu, any != 0u)) continue;
+#pragma unroll
+        for (int u = 0; u < unroll; ++u) {
+          const long long j = base + u * P::block_threads + t;
+          const float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+          for (int c = 0; c < 4; ++c) append((any >> (4 * u + c)) & 1u, 4 * j + c, x[c]);
+        }
+      }
+    } else {
+      for (long long base = chunk_begin; base < chunk_end; base += P::block_threads * unroll) {
+        float v[unroll];
+#pragma unroll
+        for (int u = 0; u < unroll; ++u) {
+          const long long i = base + u * P::block_threads + t;
+          v[u] = i < chunk_end ? __ldcs(row_in + i) : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < unroll; ++u) {
+          const long long i = base + u * P::block_threads + t;
+          append(i < chunk_end && (RadixTraits<float>::to_ordered(v[u]) ^ a.flip) <= tau, i, v[u]);
+        }
+      }
+    }
+  }
+}
+
+// Rows whose threshold gathered between k and `stride` elements are done; the others start the
+// radix passes afresh and are counted in rows_left. Every row's `ready` flag for the fused first
+// pass is set for done rows here.
+template <int Unused = 0>
+__global__ void select_threshold_check_kernel(RowState* state, long long rows, long long k, long long stride,
+                                              unsigned* ready, unsigned* rows_left) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const unsigned long long count = state[r].count;
+  if (count >= static_cast<unsigned long long>(k) && count <= static_cast<unsigned long long>(stride)) {
+    state[r].phase = row_done;
+    ready[r] = 1u;
+  } else {
+    state[r] = RowState{0ull, k, 0ull, row_active, 0};
+    atomicAdd(rows_left, 1u);
   }
 }
 

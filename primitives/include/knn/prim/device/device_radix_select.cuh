@@ -39,7 +39,8 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   KNN_PRIM_TRY((segmented_sort_dispatch<unsigned long long, NoSegmentValue, false>(
       nullptr, sort_bytes, nullptr, nullptr, nullptr, nullptr, static_cast<std::int64_t>(buffer_items),
       rows, segments, false, 0, digits.key_bits, stream)));
-  const std::size_t sync_words = 2 + 2 * static_cast<std::size_t>(rows);  // ticket, arrivals, ready
+  // ticket (2 words), arrivals[rows], ready[rows], rows left by the sampled threshold.
+  const std::size_t sync_words = 2 + 2 * static_cast<std::size_t>(rows) + 1;
   const TempPlan<5> plan{{sizeof(RowState) * static_cast<std::size_t>(rows),
                           2 * sizeof(unsigned) * P::bins * static_cast<std::size_t>(rows) + sizeof(unsigned) * sync_words,
                           sizeof(unsigned long long) * buffer_items,
@@ -57,9 +58,12 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   if (lookahead < 2) lookahead = 2;
   const FusedSync sync{reinterpret_cast<unsigned long long*>(sync_base), sync_base + 2, sync_base + 2 + rows,
                        lookahead};
+  const SampleShape sampled = sample_shape(cols, k, stride);
+  unsigned* rows_left = sync_base + 2 + 2 * rows;
   const SelectArgs args{in, rows, cols, largest ? ~0u : 0u, digits, state,
                         plan.get<unsigned long long>(temp, 2), stride,
-                        ceil_div<long long>(cols, P::chunk_items)};
+                        ceil_div<long long>(cols, P::chunk_items),
+                        sampled.run_items ? rows_left : nullptr};
   auto* sorted = plan.get<unsigned long long>(temp, 3);
 
   select_init_kernel<<<static_cast<unsigned>(ceil_div<long long>(rows, 256)), 256, 0, stream>>>(state, rows, k);
@@ -73,6 +77,24 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
                                                                   P::block_threads, 0));
   const long long items = rows * args.chunks_per_row;
   const long long resident = static_cast<long long>(sms) * (per_sm > 0 ? per_sm : 1);
+  if (sampled.run_items) {
+    // One read of each row gathers what lies at or below its sampled threshold; the radix
+    // passes below then only see the rows where that missed (and return at once if none did).
+    select_sample_kernel<<<static_cast<unsigned>(rows), P::sample_threads, 0, stream>>>(
+        in, cols, args.flip, sampled, state);
+    KNN_PRIM_LAUNCH_CHECK();
+    const bool vector_loads = cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+    int per_sm_threshold = 0;
+    KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_threshold, select_threshold_kernel<>,
+                                                                    P::block_threads, 0));
+    const long long threshold_grid = static_cast<long long>(sms) * (per_sm_threshold > 0 ? per_sm_threshold : 1);
+    select_threshold_kernel<<<static_cast<unsigned>(threshold_grid < items ? threshold_grid : items),
+                              P::block_threads, 0, stream>>>(args, vector_loads);
+    KNN_PRIM_LAUNCH_CHECK();
+    select_threshold_check_kernel<<<static_cast<unsigned>(ceil_div<long long>(rows, 256)), 256, 0, stream>>>(
+        state, rows, k, stride, sync.ready, rows_left);
+    KNN_PRIM_LAUNCH_CHECK();
+  }
   select_first_pass_kernel<<<static_cast<unsigned>(resident < 2 * items ? resident : 2 * items),
                              P::block_threads, 0, stream>>>(args, hist, hist + hist_words, sync);
   KNN_PRIM_LAUNCH_CHECK();
@@ -81,7 +103,8 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
   for (int p = 1; p < digits.passes(); ++p) {
     unsigned* current = hist + (p % 2) * hist_words;
     unsigned* other = hist + ((p + 1) % 2) * hist_words;
-    select_bucket_kernel<<<static_cast<unsigned>(rows), P::block_threads, 0, stream>>>(digits, p, state, current, other);
+    select_bucket_kernel<<<static_cast<unsigned>(rows), P::block_threads, 0, stream>>>(digits, p, state, current, other,
+                                                                                      args.rows_left);
     KNN_PRIM_LAUNCH_CHECK();
     select_pass_kernel<<<grid, P::block_threads, 0, stream>>>(args, p, other);
     KNN_PRIM_LAUNCH_CHECK();
