@@ -11,6 +11,7 @@
 #include "knn/communicator.hpp"
 #include "knn/matrix.hpp"
 #include "knn/metric.hpp"
+#include "knn/weights.hpp"
 
 namespace knn {
 
@@ -47,7 +48,8 @@ struct SearchRequest {
   const std::int64_t* exclude = nullptr;
 };
 
-/// Where the work runs. Every backend returns the same neighbours and distances, bit for bit.
+/// Where the work runs. Every backend returns the same neighbours and distances, bit for bit, and
+/// the same class predictions; vote shares and weighted means agree within 1e-9 relative.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -58,6 +60,13 @@ class Backend {
     (void)train;
     return nullptr;
   }
+  /// Class votes for every k in `ks`: the arguments, results and layout of vote_prefixes
+  /// (knn/vote.hpp), which is the default; `proba` may be nullptr.
+  virtual void vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
+                    const std::vector<std::size_t>& ks, int* out, double* proba) const;
+  /// Weighted means for every k in `ks`: as average_prefixes (knn/vote.hpp), the default.
+  virtual void average(const Neighbors& nb, const double* train_target, const Weights& weights,
+                       const std::vector<std::size_t>& ks, double* out) const;
 };
 
 /// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the

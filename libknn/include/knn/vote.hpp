@@ -10,6 +10,10 @@
 
 namespace knn {
 
+/// Throws knn::Error unless `ks` is ascending and within 1..nb.k, and holds a single k when vote
+/// shares (`proba`) are asked for.
+void check_prefixes(const Neighbors& nb, const std::vector<std::size_t>& ks, bool proba = false);
+
 /// For each query and each k in `ks` (ascending, each <= nb.k): the class of largest weighted
 /// vote among the first k neighbours, ties to the smallest class id. out: ks.size() x queries.
 /// When `proba` is given (only for ks.size() == 1), it receives queries x n_classes vote shares.

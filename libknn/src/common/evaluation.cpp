@@ -8,7 +8,6 @@
 #include "common/distributed.hpp"
 #include "knn/error.hpp"
 #include "knn/metrics.hpp"
-#include "knn/vote.hpp"
 
 namespace knn {
 
@@ -306,10 +305,10 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
         const std::size_t combo = mi * opt.weights.size() + wi;
         if (cls) {
           pc[combo].resize(nk * queries.rows);
-          vote_prefixes(nb, nc, enc.size(), opt.weights[wi], opt.ks, pc[combo].data());
+          backend->vote(nb, nc, enc.size(), opt.weights[wi], opt.ks, pc[combo].data(), nullptr);
         } else {
           py[combo].resize(nk * queries.rows);
-          average_prefixes(nb, ny, opt.weights[wi], opt.ks, py[combo].data());
+          backend->average(nb, ny, opt.weights[wi], opt.ks, py[combo].data());
         }
       }
     }

@@ -3,7 +3,6 @@
 #include "common/distributed.hpp"
 #include "knn/error.hpp"
 #include "knn/metrics.hpp"
-#include "knn/vote.hpp"
 
 namespace knn {
 
@@ -76,11 +75,11 @@ std::vector<int> KnnClassifier::predict_ids(const Matrix& queries) const {
     std::vector<double> payload;
     const Neighbors nb = kneighbors(queries, payload);
     const std::vector<int> ids(payload.begin(), payload.end());
-    vote_prefixes(detail::positional(nb), ids.data(), encoder_.size(), params_.weights, {params_.k}, out.data());
+    backend_->vote(detail::positional(nb), ids.data(), encoder_.size(), params_.weights, {params_.k}, out.data(), nullptr);
     return out;
   }
   const Neighbors nb = kneighbors(queries);
-  vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, out.data());
+  backend_->vote(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, out.data(), nullptr);
   return out;
 }
 
@@ -99,11 +98,11 @@ std::vector<double> KnnClassifier::predict_proba(const Matrix& queries) const {
     std::vector<double> payload;
     const Neighbors nb = kneighbors(queries, payload);
     const std::vector<int> cls(payload.begin(), payload.end());
-    vote_prefixes(detail::positional(nb), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
+    backend_->vote(detail::positional(nb), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
     return proba;
   }
   const Neighbors nb = kneighbors(queries);
-  vote_prefixes(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
+  backend_->vote(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
   return proba;
 }
 
@@ -128,11 +127,11 @@ std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
   if (sharded()) {
     std::vector<double> payload;
     const Neighbors nb = kneighbors(queries, payload);
-    average_prefixes(detail::positional(nb), payload.data(), params_.weights, {params_.k}, out.data());
+    backend_->average(detail::positional(nb), payload.data(), params_.weights, {params_.k}, out.data());
     return out;
   }
   const Neighbors nb = kneighbors(queries);
-  average_prefixes(nb, targets_.data(), params_.weights, {params_.k}, out.data());
+  backend_->average(nb, targets_.data(), params_.weights, {params_.k}, out.data());
   return out;
 }
 

@@ -7,13 +7,14 @@
 
 namespace knn {
 
-namespace {
-
-void check_ks(const Neighbors& nb, const std::vector<std::size_t>& ks) {
+void check_prefixes(const Neighbors& nb, const std::vector<std::size_t>& ks, bool proba) {
   for (std::size_t i = 0; i < ks.size(); ++i)
     if (ks[i] == 0 || ks[i] > nb.k || (i > 0 && ks[i] <= ks[i - 1]))
       throw Error("k list must be ascending and within 1.." + std::to_string(nb.k));
+  if (proba && ks.size() != 1) throw Error("vote shares are given for a single k only");
 }
+
+namespace {
 
 // Running sums along one query's neighbour list reproduce neighbor_weights() for every prefix:
 // the weights of one neighbour do not depend on k, except for two rules that are prefix-local:
@@ -36,8 +37,7 @@ struct PrefixWeights {
 void vote_prefixes(const Neighbors& nb, const int* train_class, std::size_t n_classes,
                    const Weights& weights, const std::vector<std::size_t>& ks, int* out,
                    double* proba) {
-  check_ks(nb, ks);
-  if (proba && ks.size() != 1) throw Error("vote shares are given for a single k only");
+  check_prefixes(nb, ks, proba != nullptr);
   const std::size_t nq = nb.queries, kmax = ks.empty() ? 0 : ks.back();
 #pragma omp parallel
   {
@@ -75,7 +75,7 @@ void vote_prefixes(const Neighbors& nb, const int* train_class, std::size_t n_cl
 
 void average_prefixes(const Neighbors& nb, const double* train_target, const Weights& weights,
                       const std::vector<std::size_t>& ks, double* out) {
-  check_ks(nb, ks);
+  check_prefixes(nb, ks);
   const std::size_t nq = nb.queries, kmax = ks.empty() ? 0 : ks.back();
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t qi = 0; qi < static_cast<std::ptrdiff_t>(nq); ++qi) {
@@ -95,6 +95,17 @@ void average_prefixes(const Neighbors& nb, const double* train_target, const Wei
       ++next;
     }
   }
+}
+
+// The host computation is every backend's default.
+void Backend::vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
+                   const std::vector<std::size_t>& ks, int* out, double* proba) const {
+  vote_prefixes(nb, train_class, n_classes, weights, ks, out, proba);
+}
+
+void Backend::average(const Neighbors& nb, const double* train_target, const Weights& weights,
+                      const std::vector<std::size_t>& ks, double* out) const {
+  average_prefixes(nb, train_target, weights, ks, out);
 }
 
 }  // namespace knn
