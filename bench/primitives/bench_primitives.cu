@@ -2,8 +2,13 @@
 // median of repetitions) and prints one table: time, throughput, and the ratio ours / CUB.
 // CUB appears here only, as the baseline.
 //
-//   bench_primitives [--n N] [--sweep] [--select-rows R] [--select-cols C] [--quick]
+//   bench_primitives [--n N] [--sweep] [--select-rows R] [--select-cols C] [--select-k K]
+//                    [--select-only] [--tune-select] [--reps N] [--quick]
 //
+// --tune-select: after each radix select row, "tune: select k=K uU bB" rows time the
+// threshold pass with U float4 loads per thread in flight and B resident blocks per SM.
+// --select-only: only the radix select (and the memcpy figure); --select-k: one k instead of
+// 10, 100 and 1,000 (with --select-only and --reps 1, a short run for a profiler).
 // --n: elements for scan, select, sorts (default 2^28). --sweep: also n = 2^16, 2^18, ... < N.
 // --quick: fewer repetitions and a smaller radix-select matrix (for a smoke run).
 //
@@ -11,7 +16,9 @@
 // policies against the same CUB figure, so that one run shows which shape to make the default:
 // "128x24 p1200/600" is block threads x items per thread, then the look-back's pauses in ns
 // (first/retry; "no pause": none), "bidx" numbers tiles by block index instead of a counter,
-// "*" marks the current default.
+// "*" marks the current default. "tune: sort keys 256x16 b1 early p100" is the onesweep pass
+// of the u32 key sort: threads x keys per thread, resident blocks per SM asked of the compiler,
+// early counts (digit counts published before ranking), the look-back's pause in ns.
 #include <cub/cub.cuh>
 
 #include <knn/prim/device/device_radix_select.cuh>
@@ -175,6 +182,28 @@ void tune_scan(const char* what, const unsigned* in, unsigned* out, const unsign
       2.0 * n * 4, check);
 }
 
+// Our u32 key sort at a given onesweep tuning, against CUB's time (cub_ms) and output (cub_out).
+template <typename Tuning>
+void tune_sort(const unsigned* in, unsigned* out, const unsigned* cub_out, size_t n, float cub_ms, Temp& temp,
+               int reps, bool is_default = false) {
+  using namespace knn::prim;
+  size_t need = 0;
+  auto run = [&](void* tp, size_t& bytes) {
+    OK((detail::radix_sort_dispatch<unsigned, detail::NoValue, false, Tuning>(
+        tp, bytes, in, out, nullptr, nullptr, (std::int64_t)n, false, 0, 32, 0)));
+  };
+  run(nullptr, need);
+  void* tp = temp.get(need);
+  size_t bytes = need;
+  const float ms = median_ms([&] { run(tp, bytes); }, reps);
+  char name[96], check[64];
+  std::snprintf(name, sizeof name, "tune: sort keys %dx%d b%d%s p%d%s", Tuning::block_threads,
+                Tuning::items_per_thread, Tuning::min_blocks, Tuning::early_counts ? " early" : "",
+                Tuning::pause_ns, is_default ? " *" : "");
+  std::snprintf(check, sizeof check, "%llu differ", differ(out, cub_out, n));
+  row(name, n, ms, cub_ms, 2.0 * n * 4, check);
+}
+
 // Our select_if (keep odd) at a given tile policy, against CUB's time and output.
 template <typename Policy>
 void tune_select(const unsigned* in, unsigned* out, const unsigned* cub_out, int cub_count, long long* d_num, size_t n,
@@ -326,6 +355,18 @@ void bench_size(size_t n, bool full) {
   const float sk_cub = median_ms([&] { CK(cub::DeviceRadixSort::SortKeys(tc, cb, in, out2, (int)n)); }, sort_reps);
   std::snprintf(check, sizeof check, "%llu differ", differ(out, out2, n));
   row("radix sort keys u32", n, sk_ours, sk_cub, 2.0 * n * 4, check);
+  if (full) {
+    using namespace knn::prim::detail;
+    tune_sort<RadixSortPolicy<unsigned>>(in, out, out2, n, sk_cub, t_ours, sort_reps, true);
+    tune_sort<OnesweepTuning<16, 1, true, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<16, 4, false, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<16, 4, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<16, 4, true, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<12, 4, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<12, 4, true, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<20, 3, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<12, 5, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+  }
 
   // Radix sort pairs f32 -> u32 (floats in [0, 1)).
   float* fkeys = nullptr;
@@ -385,14 +426,42 @@ void bench_size(size_t n, bool full) {
   CK(cudaFree(d_num_cub));
 }
 
-void bench_select(long long rows, long long cols, float memcpy_gbps) {
+// Our radix select with another threshold-pass tuning; its output must equal the default's
+// (ref_vals, ref_idx).
+template <typename Tuning>
+void tune_radix_select(const float* in, long long rows, long long cols, long long k, const float* ref_vals,
+                       const int* ref_idx, Temp& t, float memcpy_gbps, bool is_default = false) {
+  using namespace knn::prim;
+  float* vals;
+  int* idx;
+  CK(cudaMalloc(&vals, rows * k * 4));
+  CK(cudaMalloc(&idx, rows * k * 4));
+  size_t need = 0;
+  OK(detail::radix_select_dispatch<Tuning>(nullptr, need, in, rows, cols, k, vals, idx, false, 0));
+  void* tp = t.get(need);
+  size_t b = need;
+  const float ms = median_ms([&] { OK(detail::radix_select_dispatch<Tuning>(tp, b, in, rows, cols, k, vals, idx, false, 0)); },
+                            std::max(3, g_reps / 3));
+  const size_t n = (size_t)rows * cols;
+  char op[80], check[96];
+  std::snprintf(op, sizeof op, "tune: select k=%lld u%d b%d%s", k, Tuning::unroll, Tuning::min_blocks,
+                is_default ? " *" : "");
+  std::snprintf(check, sizeof check, "%.0f%% of memcpy, %llu differ", 100.0 * (n * 4.0 / (ms * 1e-3) / 1e9) / memcpy_gbps,
+                differ(vals, ref_vals, rows * k) + differ(idx, ref_idx, rows * k));
+  row(op, n, ms, 0, n * 4.0, check);
+  CK(cudaFree(vals));
+  CK(cudaFree(idx));
+}
+
+void bench_select(long long rows, long long cols, float memcpy_gbps, long long only_k, bool tune) {
   using namespace knn::prim;
   const size_t n = (size_t)rows * cols;
   float* in;
   CK(cudaMalloc(&in, n * 4));
   fill_f32<<<4096, 256>>>(in, n, 11);
   Temp t;
-  for (long long k : {10ll, 100ll, 1000ll}) {
+  const std::vector<long long> ks = only_k > 0 ? std::vector<long long>{only_k} : std::vector<long long>{10, 100, 1000};
+  for (long long k : ks) {
     if (k > cols) continue;
     float* vals;
     int* idx;
@@ -413,6 +482,13 @@ void bench_select(long long rows, long long cols, float memcpy_gbps) {
     std::snprintf(check, sizeof check, "%.0f%% of memcpy, row 0 %s", 100.0 * gbps / memcpy_gbps,
                   sorted ? "sorted" : "NOT SORTED");
     row(op, n, ms, 0, n * 4.0, check);
+    if (tune) {
+      using detail::ThresholdTuning;
+      tune_radix_select<ThresholdTuning<>>(in, rows, cols, k, vals, idx, t, memcpy_gbps, true);
+      tune_radix_select<ThresholdTuning<8, 4>>(in, rows, cols, k, vals, idx, t, memcpy_gbps);
+      tune_radix_select<ThresholdTuning<4, 6>>(in, rows, cols, k, vals, idx, t, memcpy_gbps);
+      tune_radix_select<ThresholdTuning<2, 8>>(in, rows, cols, k, vals, idx, t, memcpy_gbps);
+    }
     CK(cudaFree(vals));
     CK(cudaFree(idx));
   }
@@ -424,7 +500,8 @@ void bench_select(long long rows, long long cols, float memcpy_gbps) {
 int main(int argc, char** argv) {
   size_t n = size_t(1) << 28;
   bool sweep = false;
-  long long rows = 1024, cols = 1 << 20;
+  long long rows = 1024, cols = 1 << 20, select_k = 0;
+  bool select_only = false, tune_select = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 10);
@@ -432,8 +509,14 @@ int main(int argc, char** argv) {
     else if (a == "--select-rows" && i + 1 < argc) rows = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--select-cols" && i + 1 < argc) cols = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--quick") { g_reps = 5; rows = 64; }
+    else if (a == "--select-only") select_only = true;
+    else if (a == "--tune-select") tune_select = true;
+    else if (a == "--select-k" && i + 1 < argc) select_k = std::strtoll(argv[++i], nullptr, 10);
+    else if (a == "--reps" && i + 1 < argc) g_reps = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--sweep] [--select-rows R] [--select-cols C] [--quick]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--n N] [--sweep] [--select-rows R] [--select-cols C] [--select-k K] [--select-only]"
+                   " [--tune-select] [--reps N] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -447,7 +530,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20, g_reps, std::max(3, g_reps / 2));
   CK(cudaMalloc(&g_diff, 8));
   header();
-  bench_size(n, true);
+  if (!select_only) bench_size(n, true);
   // memcpy bandwidth for the select percentage, at the select matrix's size class.
   float memcpy_gbps;
   {
@@ -459,7 +542,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(a));
     CK(cudaFree(b));
   }
-  bench_select(rows, cols, memcpy_gbps);
+  bench_select(rows, cols, memcpy_gbps, select_k, tune_select);
   if (sweep) {
     std::printf("\nsweep\n");
     header();

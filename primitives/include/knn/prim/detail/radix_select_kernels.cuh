@@ -432,74 +432,129 @@ select_sample_kernel(const float* in, long long cols, unsigned flip, SampleShape
   if (t == 0) state[row].prefix = prefix;
 }
 
+// "ordered(v) ^ flip <= tau" as float comparisons: lo <= v <= hi, or v is NaN when nan_taken.
+struct FloatThreshold {
+  float lo, hi;
+  bool nan_taken;
+  KNN_PRIM_DEVICE bool take(float v) const { return (lo <= v && v <= hi) || (nan_taken && v != v); }
+};
+
+// The ordered float order puts -0.0 with +0.0 and NaN above +inf; tau is the ordered key of a
+// sampled element, so the float it stands for exists.
+KNN_PRIM_DEVICE FloatThreshold float_threshold(unsigned tau, unsigned flip) {
+  constexpr unsigned sign = 0x80000000u;
+  const float inf = __int_as_float(0x7f800000);
+  const unsigned o = tau ^ flip;  // the threshold's own ordered key
+  const float value = __int_as_float(static_cast<int>((o & sign) ? (o ^ sign) : ~o));
+  if (flip == 0u)  // smallest: ordered(v) <= o
+    return o == ~0u ? FloatThreshold{-inf, inf, true} : FloatThreshold{-inf, value, false};
+  // largest: ordered(v) >= o; NaN (ordered ~0) always
+  return o == ~0u ? FloatThreshold{inf, -inf, true} : FloatThreshold{value, inf, true};
+}
+
+// How the threshold pass reads: Unroll float4 loads per thread in flight, and the resident
+// blocks per SM asked of the compiler (which caps its registers).
+// Measured on an H200 (bench_primitives --tune-select, 1,024 x 2^20 floats): 4 x 8 reads
+// at 84% of the copy rate for k = 10, against 68% for 8 x 4 (more registers, fewer warps).
+template <int Unroll = 4, int MinBlocks = 8>
+struct ThresholdTuning {
+  static constexpr int unroll = Unroll;
+  static constexpr int min_blocks = MinBlocks;
+};
+
+// Appends the elements a warp found, `hits` bits per thread (bit b of thread t stands for
+// element index_of(b)), with one counter update per warp: a warp scan of the hit counts gives
+// each thread its places.
+template <typename IndexOf, typename ValueOf>
+KNN_PRIM_DEVICE void append_hits(unsigned hits, IndexOf index_of, ValueOf value_of, unsigned long long* count,
+                                 unsigned long long* row_buffer, long long capacity, unsigned flip,
+                                 int index_bits) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const unsigned mine = __popc(hits);
+  unsigned before = mine;  // inclusive warp scan, then exclusive
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, before, d);
+    if (lane >= d) before += other;
+  }
+  const unsigned total = __shfl_sync(0xffffffffu, before, 31);
+  before -= mine;
+  unsigned long long base = 0;
+  if (lane == 31) base = atomicAdd(count, static_cast<unsigned long long>(total));
+  base = __shfl_sync(0xffffffffu, base, 31) + before;
+  while (hits) {
+    const int b = __ffs(hits) - 1;
+    hits &= hits - 1u;
+    if (base < static_cast<unsigned long long>(capacity))
+      row_buffer[base] = composite_key(value_of(b), index_of(b), flip, index_bits);
+    ++base;
+  }
+}
+
 // Appends every element of a row whose ordered value is at most the row's threshold
 // (state[row].prefix) to the row's buffer, counting them all in state[row].count (places past
 // the buffer's end are counted, not written). Grid-stride over (row, chunk) work items.
-template <int Unused = 0>
-__global__ void __launch_bounds__(RadixSelectPolicy::block_threads)
+template <typename Tuning = ThresholdTuning<>>
+__global__ void __launch_bounds__(RadixSelectPolicy::block_threads, Tuning::min_blocks)
 select_threshold_kernel(SelectArgs a, bool vector_loads) {
   using P = RadixSelectPolicy;
-  constexpr int unroll = 8;  // float4 loads per thread in flight
+  constexpr int unroll = Tuning::unroll;
+  static_assert(unroll * 4 <= 32, "one hit bit per element of a round");
   const int t = static_cast<int>(threadIdx.x);
-  const int lane = t & 31;
   const long long items = a.rows * a.chunks_per_row;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) {
     const long long row = item / a.chunks_per_row;
     const long long chunk_begin = (item % a.chunks_per_row) * P::chunk_items;
     const long long chunk_end = chunk_begin + P::chunk_items < a.cols ? chunk_begin + P::chunk_items : a.cols;
-    const unsigned tau = static_cast<unsigned>(a.state[row].prefix);
+    const FloatThreshold th = float_threshold(static_cast<unsigned>(a.state[row].prefix), a.flip);
     const float* row_in = a.in + row * a.cols;
     unsigned long long* row_buffer = a.buffers + row * a.buffer_stride;
     unsigned long long* count = &a.state[row].count;
-    // Appends element i when `hit`, one shared counter update per warp that has any.
-    auto append = [&](bool hit, long long i, float v) {
-      const unsigned writers = __ballot_sync(0xffffffffu, hit);
-      if (!writers) return;
-      const int leader = __ffs(writers) - 1;
-      unsigned long long slot = 0;
-      if (lane == leader) slot = atomicAdd(count, static_cast<unsigned long long>(__popc(writers)));
-      slot = __shfl_sync(0xffffffffu, slot, leader) + __popc(writers & ((1u << lane) - 1u));
-      if (hit && slot < static_cast<unsigned long long>(a.buffer_stride))
-        row_buffer[slot] = composite_key(v, i, a.flip, a.digits.index_bits);
-    };
     if (vector_loads) {
       // Rows start on 16-byte boundaries and chunks hold whole float4s (cols % 4 == 0).
       const float4* row4 = reinterpret_cast<const float4*>(row_in);
       const long long b4 = chunk_begin / 4, e4 = chunk_end / 4;
       for (long long base = b4; base < e4; base += P::block_threads * unroll) {
         float4 v[unroll];
-        unsigned any = 0u;
 #pragma unroll
         for (int u = 0; u < unroll; ++u) {
           const long long j = base + u * P::block_threads + t;
           v[u] = j < e4 ? __ldcs(row4 + j) : make_float4(0.f, 0.f, 0.f, 0.f);
-          const float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            any |= static_cast<unsigned>(j < e4 && (RadixTraits<float>::to_ordered(x[c]) ^ a.flip) <= tau) << (4 * u + c);
         }
-        if (!__any_sync(0xffffffffu, any != 0u)) continue;
+        unsigned hits = 0u;
 #pragma unroll
         for (int u = 0; u < unroll; ++u) {
-          const long long j = base + u * P::block_threads + t;
-          const float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-#pragma unroll
-          for (int c = 0; c < 4; ++c) append((any >> (4 * u + c)) & 1u, 4 * j + c, x[c]);
+          const bool in = base + u * P::block_threads + t < e4;
+          hits |= static_cast<unsigned>(in && th.take(v[u].x)) << (4 * u);
+          hits |= static_cast<unsigned>(in && th.take(v[u].y)) << (4 * u + 1);
+          hits |= static_cast<unsigned>(in && th.take(v[u].z)) << (4 * u + 2);
+          hits |= static_cast<unsigned>(in && th.take(v[u].w)) << (4 * u + 3);
         }
+        if (!__any_sync(0xffffffffu, hits != 0u)) continue;
+        // Rare: reload the hit's value rather than keep the round's registers live.
+        append_hits(
+            hits, [&](int b) { return 4 * (base + (b >> 2) * P::block_threads + t) + (b & 3); },
+            [&](int b) { return row_in[4 * (base + (b >> 2) * P::block_threads + t) + (b & 3)]; }, count,
+            row_buffer, a.buffer_stride, a.flip, a.digits.index_bits);
       }
     } else {
-      for (long long base = chunk_begin; base < chunk_end; base += P::block_threads * unroll) {
-        float v[unroll];
+      constexpr int scalar_unroll = 4 * unroll;
+      for (long long base = chunk_begin; base < chunk_end; base += P::block_threads * scalar_unroll) {
+        float v[scalar_unroll];
 #pragma unroll
-        for (int u = 0; u < unroll; ++u) {
+        for (int u = 0; u < scalar_unroll; ++u) {
           const long long i = base + u * P::block_threads + t;
           v[u] = i < chunk_end ? __ldcs(row_in + i) : 0.f;
         }
+        unsigned hits = 0u;
 #pragma unroll
-        for (int u = 0; u < unroll; ++u) {
-          const long long i = base + u * P::block_threads + t;
-          append(i < chunk_end && (RadixTraits<float>::to_ordered(v[u]) ^ a.flip) <= tau, i, v[u]);
-        }
+        for (int u = 0; u < scalar_unroll; ++u)
+          hits |= static_cast<unsigned>(base + u * P::block_threads + t < chunk_end && th.take(v[u])) << u;
+        if (!__any_sync(0xffffffffu, hits != 0u)) continue;
+        append_hits(
+            hits, [&](int b) { return base + b * P::block_threads + t; },
+            [&](int b) { return row_in[base + b * P::block_threads + t]; }, count, row_buffer, a.buffer_stride,
+            a.flip, a.digits.index_bits);
       }
     }
   }

@@ -14,16 +14,26 @@
 // templates (and inline functions) may be defined in each of them.
 namespace knn::prim::detail {
 
-template <typename K>
-struct RadixSortPolicy {
+// The onesweep pass's shape. ItemsPerThread: keys per thread of a tile. MinBlocks: resident
+// blocks per SM the compiler must allow (caps registers). EarlyCounts: a tile publishes its
+// digit counts from a shared-memory histogram before ranking, so that the tiles after it can
+// finish their look-back sooner. PauseNs: __nanosleep while a predecessor has published nothing.
+template <int ItemsPerThread, int MinBlocks = 1, bool EarlyCounts = false, int PauseNs = 0>
+struct OnesweepTuning {
   static constexpr int block_threads = radix_bins;
-  static constexpr int items_per_thread = 16;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int min_blocks = MinBlocks;
+  static constexpr bool early_counts = EarlyCounts;
+  static constexpr int pause_ns = PauseNs;
   static constexpr int tile_items = block_threads * items_per_thread;
   // Keys per onesweep launch: per-digit look-back counts stay below 2^30 (packed with a 2-bit
   // status in 32 bits) and the look-back buffer stays bounded whatever n is.
   static constexpr long long portion_items = 1ll << 28;
   static constexpr int histogram_blocks = 1024;
 };
+
+template <typename K>
+using RadixSortPolicy = OnesweepTuning<16>;
 
 constexpr unsigned lookback_aggregate = 1u << 30;
 constexpr unsigned lookback_inclusive = 2u << 30;
@@ -87,11 +97,10 @@ struct OnesweepPass {
   unsigned* tile_counter;             // zeroed
 };
 
-template <typename K, typename V, bool HasValues>
-__global__ void __launch_bounds__(radix_bins)
+template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K>>
+__global__ void __launch_bounds__(radix_bins, Policy::min_blocks)
 onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out,
                 typename RadixTraits<K>::Bits flip, OnesweepPass pass) {
-  using Policy = RadixSortPolicy<K>;
   using Bits = typename RadixTraits<K>::Bits;
   constexpr int IPT = Policy::items_per_thread;
   constexpr int tile_items = Policy::tile_items;
@@ -104,6 +113,7 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
     ValueTile values;
   } smem;
   __shared__ unsigned long long global_base[radix_bins];
+  __shared__ unsigned early_hist[Policy::early_counts ? radix_bins : 1];
   __shared__ int tile_shared;
 
   const int t = static_cast<int>(threadIdx.x);
@@ -130,23 +140,34 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
     }
   }
 
+  // Thread t: digit t. Publish this tile's count (before ranking with early counts), then add
+  // up the tiles before it.
+  unsigned* my_slot = pass.lookback + static_cast<long long>(tile) * radix_bins + t;
+  auto publish = [&](unsigned count) {
+    *reinterpret_cast<volatile unsigned*>(my_slot) = (tile == 0 ? lookback_inclusive : lookback_aggregate) | count;
+  };
+  if constexpr (Policy::early_counts) {
+    early_hist[t] = 0u;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < IPT; ++j)
+      if (Rank::striped_index(j) < num_valid) atomicAdd(&early_hist[digits[j]], 1u);
+    __syncthreads();
+    publish(early_hist[t]);
+  }
+
   int ranks[IPT];
   unsigned count, start;
   Rank::rank(smem.rank, digits, ranks, count, start);
+  if constexpr (!Policy::early_counts) publish(count);
 
-  // Thread t: digit t. Publish this tile's count, then add up the tiles before it.
-  unsigned* my_slot = pass.lookback + static_cast<long long>(tile) * radix_bins + t;
   unsigned long long before = 0;
-  if (tile == 0) {
-    *reinterpret_cast<volatile unsigned*>(my_slot) = lookback_inclusive | count;
-  } else {
-    *reinterpret_cast<volatile unsigned*>(my_slot) = lookback_aggregate | count;
+  if (tile != 0) {
     for (int p = tile - 1; p >= 0; --p) {
       const volatile unsigned* slot = pass.lookback + static_cast<long long>(p) * radix_bins + t;
       unsigned word;
-      do {
-        word = *slot;
-      } while ((word & ~lookback_count_mask) == 0);
+      while (((word = *slot) & ~lookback_count_mask) == 0)
+        if constexpr (Policy::pause_ns > 0) __nanosleep(Policy::pause_ns);
       before += word & lookback_count_mask;
       if (word & lookback_inclusive) break;
     }

@@ -19,11 +19,13 @@
 
 namespace knn::prim {
 
-inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
-                             std::int64_t cols, std::int64_t k, float* out_values,
-                             std::int32_t* out_indices, bool largest = false,
-                             cudaStream_t stream = 0) {
-  using namespace detail;
+namespace detail {
+
+// radix_select_k with the threshold pass's tuning as a parameter (for the benchmark).
+template <typename Tuning = ThresholdTuning<>>
+Status radix_select_dispatch(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
+                             std::int64_t cols, std::int64_t k, float* out_values, std::int32_t* out_indices,
+                             bool largest, cudaStream_t stream) {
   using P = RadixSelectPolicy;
   KNN_PRIM_EXPECTS(rows >= 0 && cols >= 0, "radix_select_k: negative matrix size");
   KNN_PRIM_EXPECTS(cols < (1ll << 31), "radix_select_k: rows longer than 2^31 - 1");
@@ -85,10 +87,10 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
     KNN_PRIM_LAUNCH_CHECK();
     const bool vector_loads = cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
     int per_sm_threshold = 0;
-    KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_threshold, select_threshold_kernel<>,
+    KNN_PRIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_threshold, select_threshold_kernel<Tuning>,
                                                                     P::block_threads, 0));
     const long long threshold_grid = static_cast<long long>(sms) * (per_sm_threshold > 0 ? per_sm_threshold : 1);
-    select_threshold_kernel<<<static_cast<unsigned>(threshold_grid < items ? threshold_grid : items),
+    select_threshold_kernel<Tuning><<<static_cast<unsigned>(threshold_grid < items ? threshold_grid : items),
                               P::block_threads, 0, stream>>>(args, vector_loads);
     KNN_PRIM_LAUNCH_CHECK();
     select_threshold_check_kernel<<<static_cast<unsigned>(ceil_div<long long>(rows, 256)), 256, 0, stream>>>(
@@ -120,6 +122,16 @@ inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* i
       in, rows, cols, k, index_bits, sorted, stride, out_values, out_indices);
   KNN_PRIM_LAUNCH_CHECK();
   return {};
+}
+
+}  // namespace detail
+
+inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
+                             std::int64_t cols, std::int64_t k, float* out_values,
+                             std::int32_t* out_indices, bool largest = false,
+                             cudaStream_t stream = 0) {
+  return detail::radix_select_dispatch<>(temp, temp_bytes, in, rows, cols, k, out_values, out_indices, largest,
+                                         stream);
 }
 
 }  // namespace knn::prim

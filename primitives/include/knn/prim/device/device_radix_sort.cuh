@@ -24,11 +24,10 @@ namespace detail {
 
 struct NoValue {};
 
-template <typename K, typename V, bool HasValues>
+template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K>>
 Status radix_sort_dispatch(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
                            const V* values_in, V* values_out, std::int64_t n, bool descending,
                            int begin_bit, int end_bit, cudaStream_t stream) {
-  using Policy = RadixSortPolicy<K>;
   using Bits = typename RadixTraits<K>::Bits;
   constexpr int key_bits = 8 * sizeof(K);
   KNN_PRIM_EXPECTS(n >= 0, "radix sort: negative number of items");
@@ -91,7 +90,7 @@ Status radix_sort_dispatch(void* temp, std::size_t& temp_bytes, const K* keys_in
                         bins + p * bins_stride + q * radix_bins,
                         bins + p * bins_stride + (q + 1) * radix_bins,
                         lookback + 1, lookback};
-      onesweep_kernel<K, V, HasValues><<<static_cast<unsigned>(tiles), radix_bins, 0, stream>>>(
+      onesweep_kernel<K, V, HasValues, Policy><<<static_cast<unsigned>(tiles), radix_bins, 0, stream>>>(
           src_keys, dst_keys, src_values, dst_values, flip, pass);
       KNN_PRIM_LAUNCH_CHECK();
     }
