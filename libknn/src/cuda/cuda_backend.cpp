@@ -1,10 +1,12 @@
 #include "cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <cuda_runtime_api.h>
 
 #include "common/backend_registry.hpp"
+#include "knn/vote.hpp"
 
 namespace knn {
 
@@ -12,10 +14,60 @@ namespace cuda {
 
 CudaBackend::CudaBackend(int device, const BackendOptions& options) : device_(device), options_(options) {}
 
+namespace {
+
+// The queries `rows` of nb, as a list of their own.
+Neighbors take_queries(const Neighbors& nb, const std::vector<std::size_t>& rows) {
+  Neighbors part;
+  part.queries = rows.size();
+  part.k = nb.k;
+  part.index.resize(rows.size() * nb.k);
+  part.distance.resize(rows.size() * nb.k);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::copy_n(nb.index_row(rows[r]), nb.k, part.index.begin() + static_cast<std::ptrdiff_t>(r * nb.k));
+    std::copy_n(nb.distance_row(rows[r]), nb.k, part.distance.begin() + static_cast<std::ptrdiff_t>(r * nb.k));
+  }
+  return part;
+}
+
+// Results for `rows` (ks x rows.size(), k-major) into out (ks x nq).
+template <class T>
+void put_back(const std::vector<T>& part, const std::vector<std::size_t>& rows, std::size_t nks, std::size_t nq, T* out) {
+  for (std::size_t ki = 0; ki < nks; ++ki)
+    for (std::size_t r = 0; r < rows.size(); ++r) out[ki * nq + rows[r]] = part[ki * rows.size() + r];
+}
+
+}  // namespace
+
 Neighbors CudaBackend::search(const SearchRequest& request) const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (!context_) context_ = make_gpu_context(device_);
-  return gpu_search(request, options_, device_, context_.get());
+  return on_context([&](GpuContext& ctx) { return gpu_search(request, options_, device_, &ctx); });
+}
+
+void CudaBackend::vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
+                       const std::vector<std::size_t>& ks, int* out, double* proba) const {
+  check_prefixes(nb, ks, proba != nullptr);
+  std::vector<std::size_t> rows;
+  if (!on_context([&](GpuContext& ctx) { return gpu_vote(ctx, options_, nb, train_class, n_classes, weights, ks, out, proba, rows); }))
+    return vote_prefixes(nb, train_class, n_classes, weights, ks, out, proba);
+  if (rows.empty()) return;
+  std::vector<int> part(ks.size() * rows.size());
+  std::vector<double> shares(proba ? rows.size() * n_classes : 0);
+  vote_prefixes(take_queries(nb, rows), train_class, n_classes, weights, ks, part.data(), proba ? shares.data() : nullptr);
+  put_back(part, rows, ks.size(), nb.queries, out);
+  for (std::size_t r = 0; r < rows.size() && proba; ++r)
+    std::copy_n(shares.begin() + static_cast<std::ptrdiff_t>(r * n_classes), n_classes, proba + rows[r] * n_classes);
+}
+
+void CudaBackend::average(const Neighbors& nb, const double* train_target, const Weights& weights,
+                          const std::vector<std::size_t>& ks, double* out) const {
+  check_prefixes(nb, ks);
+  std::vector<std::size_t> rows;
+  if (!on_context([&](GpuContext& ctx) { return gpu_average(ctx, options_, nb, train_target, weights, ks, out, rows); }))
+    return average_prefixes(nb, train_target, weights, ks, out);
+  if (rows.empty()) return;
+  std::vector<double> part(ks.size() * rows.size());
+  average_prefixes(take_queries(nb, rows), train_target, weights, ks, part.data());
+  put_back(part, rows, ks.size(), nb.queries, out);
 }
 
 std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const { return gpu_prepare(train, options_, device_); }

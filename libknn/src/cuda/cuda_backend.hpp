@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "knn/search.hpp"
 
@@ -18,11 +19,21 @@ class CudaBackend final : public Backend {
   const char* name() const override { return "cuda"; }
   Neighbors search(const SearchRequest& request) const override;
   std::shared_ptr<const PreparedTrain> prepare(const Matrix& train) const override;
+  void vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
+            const std::vector<std::size_t>& ks, int* out, double* proba) const override;
+  void average(const Neighbors& nb, const double* train_target, const Weights& weights, const std::vector<std::size_t>& ks,
+               double* out) const override;
 
  private:
+  // Runs f on the context, made by the first call; the calls of one backend take turns on it.
+  template <class F>
+  auto on_context(F&& f) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!context_) context_ = make_gpu_context(device_);
+    return f(*context_);
+  }
   int device_;
   BackendOptions options_;
-  // Made by the first search; searches of one backend take turns on it.
   mutable std::mutex mutex_;
   mutable std::shared_ptr<GpuContext> context_;
 };
@@ -30,6 +41,19 @@ class CudaBackend final : public Backend {
 /// Runs the search on the given device (cuda_search.cu), on `context` when given (searches
 /// that share one must not overlap).
 Neighbors gpu_search(const SearchRequest& request, const BackendOptions& options, int device, GpuContext* context = nullptr);
+/// Votes with more classes than this run on the host: the GPU keeps running sums per class.
+constexpr std::size_t kMaxGpuClasses = 64;
+
+/// vote_prefixes and average_prefixes on the GPU (cuda_vote.cu), on the context's stream. They
+/// return false, having written nothing that counts, when the host should answer instead: no
+/// queries or k, more than kMaxGpuClasses classes, a list too long, the GPU out of memory, or
+/// KNN_GPU_VOTE=0. Otherwise every result is written, and `recheck` lists the queries whose
+/// results the GPU's rounding could have changed: the caller recomputes those on the host.
+bool gpu_vote(GpuContext& ctx, const BackendOptions& options, const Neighbors& nb, const int* train_class, std::size_t n_classes,
+              const Weights& weights, const std::vector<std::size_t>& ks, int* out, double* proba,
+              std::vector<std::size_t>& recheck);
+bool gpu_average(GpuContext& ctx, const BackendOptions& options, const Neighbors& nb, const double* train_target,
+                 const Weights& weights, const std::vector<std::size_t>& ks, double* out, std::vector<std::size_t>& recheck);
 /// Uploads training rows and their squared norms (cuda_search.cu).
 std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device);
 

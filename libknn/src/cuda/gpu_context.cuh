@@ -1,0 +1,150 @@
+#pragma once
+// What the GPU stages share: checked CUDA calls, device and page-locked memory that frees itself,
+// and the context a backend keeps between calls (its stream, cuBLAS handle and buffers).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <knn/prim/status.hpp>
+
+#include "cuda/cuda_backend.hpp"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+/// Thrown for cudaErrorMemoryAllocation: a stage that has a host path takes it instead.
+class GpuOutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
+[[noreturn]] inline void fail(cudaError_t err, const char* what) {
+  cudaGetLastError();
+  if (err == cudaErrorMemoryAllocation)
+    throw GpuOutOfMemory(std::string("GPU out of memory (") + what + "); lower --gpu-memory or use --device cpu");
+  throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
+}
+
+#define KNN_CUDA(call)                         \
+  do {                                         \
+    const cudaError_t e_ = (call);             \
+    if (e_ != cudaSuccess) fail(e_, #call);    \
+  } while (0)
+#define KNN_LAUNCHED(name) KNN_CUDA(cudaGetLastError())
+
+inline void check_blas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS error ") + std::to_string(static_cast<int>(s)) + " in " + what);
+}
+
+inline void check_prim(const knn::prim::Status& s) {
+  if (!s.ok()) throw Error(std::string("GPU primitive failed: ") + s.message + " at " + s.where);
+}
+
+inline unsigned blocks_for(std::int64_t items, int threads) {
+  return static_cast<unsigned>(std::min<std::int64_t>((items + threads - 1) / threads, 1 << 30));
+}
+
+// Memory that throws knn::Error (out of memory included), frees itself and only grows: device
+// memory, or page-locked host memory so that copies from the device run asynchronously.
+template <class T, bool Pinned = false>
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t count) { resize(count); }
+  ~Buffer() { release(); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void resize(std::size_t count) {
+    if (count <= capacity_) return;
+    release();
+    void* p = nullptr;
+    const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+    if (Pinned) KNN_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    else KNN_CUDA(cudaMalloc(&p, bytes));
+    ptr_ = static_cast<T*>(p);
+    capacity_ = count;
+  }
+  T* get() const { return ptr_; }
+  std::size_t bytes() const { return capacity_ * sizeof(T); }
+  void release() {
+    if (Pinned) cudaFreeHost(ptr_);
+    else cudaFree(ptr_);
+    ptr_ = nullptr;
+    capacity_ = 0;
+  }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+template <class T>
+using DeviceArray = Buffer<T>;
+template <class T>
+using PinnedArray = Buffer<T, true>;
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  explicit Event(unsigned flags = cudaEventDisableTiming) { KNN_CUDA(cudaEventCreateWithFlags(&e, flags)); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { KNN_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+struct Blas {
+  cublasHandle_t h = nullptr;
+  Blas() { check_blas(cublasCreate(&h), "cublasCreate"); }
+  ~Blas() { cublasDestroy(h); }
+};
+
+// Kept between the calls of one backend (made by make_gpu_context, cuda_search.cu): a stream, a
+// cuBLAS handle and the search's device buffers that only grow, since creating them costs
+// milliseconds per search (allocating and freeing gigabytes of workspace most of all). A search
+// with a memory budget of its own starts from empty buffers.
+struct GpuContext {
+  explicit GpuContext(int device_id);
+  template <class F>
+  void for_each_buffer(F&& f) {
+    f(q), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
+        f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp);
+  }
+  std::size_t bytes() {
+    std::size_t total = 0;
+    for_each_buffer([&](const auto& a) { total += a.bytes(); });
+    return total;
+  }
+  void release() {
+    for_each_buffer([](auto& a) { a.release(); });
+  }
+
+  int device;
+  // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
+  // beside the product of the next. Voting runs on `stream`.
+  std::unique_ptr<Stream> stream, select_stream;
+  std::unique_ptr<Blas> blas;
+  Event product_done;
+  PinnedArray<double> host_dist;
+  PinnedArray<std::int64_t> host_index;
+  PinnedArray<int> host_left;
+  PinnedArray<unsigned long long> host_found;
+  DeviceArray<float> q, s;
+  DeviceArray<double> qn, dist, out_dist;
+  DeviceArray<unsigned> tau;
+  DeviceArray<std::int64_t> count, offset, cand, out_index, exclude, slot_base, slot_limit;
+  DeviceArray<int> cand_query, left, slot_row;
+  DeviceArray<unsigned long long> found;
+  DeviceArray<unsigned char> temp;
+};
+
+}  // namespace knn::cuda
