@@ -239,39 +239,43 @@ TEST(CudaBackend, TrainingRowsLargerThanTheBudgetAreSearchedInParts) {
   EXPECT_EQ(gpu.predict(q), cpu.predict(q));
 }
 
+// The model with weights `w` and k fitted on the same rows on each backend, then check(cpu, gpu).
+template <class Model, class Target, class Check>
+void on_both_backends(const char* w, std::size_t k, const knn::Matrix& x, const Target& t, Check&& check) {
+  knn::ModelParams p;
+  p.k = k;
+  p.weights = knn::Weights::parse(w);
+  p.backend.device = knn::Device::cpu;
+  Model cpu(p);
+  p.backend.device = knn::Device::cuda;
+  Model gpu(p);
+  cpu.fit(x, t);
+  gpu.fit(x, t);
+  check(cpu, gpu);
+}
+
+const char* const kModelWeights[] = {"uniform", "distance", "gaussian:0.5", "inverse", "subtract:0.5"};
+
 TEST(CudaBackend, ModelsPredictTheSameOnRealData) {
   REQUIRE_GPU();
   for (const char* name : {"iris.csv", "wine.csv", "breast_cancer.csv"}) {
     const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/" + name, {});
-    for (const char* w : {"uniform", "distance", "gaussian:0.5"}) {
-      knn::ModelParams p;
-      p.k = 7;
-      p.weights = knn::Weights::parse(w);
-      p.backend.device = knn::Device::cpu;
-      knn::KnnClassifier cpu(p);
-      p.backend.device = knn::Device::cuda;
-      knn::KnnClassifier gpu(p);
-      cpu.fit(data.features, data.labels);
-      gpu.fit(data.features, data.labels);
-      EXPECT_EQ(gpu.predict(data.features), cpu.predict(data.features)) << name << " " << w;
-      const auto pc = cpu.predict_proba(data.features), pg = gpu.predict_proba(data.features);
-      ASSERT_EQ(pc.size(), pg.size());
-      for (std::size_t i = 0; i < pc.size(); ++i) EXPECT_NEAR(pg[i], pc[i], 1e-9 * std::max(1.0, std::fabs(pc[i])));
-    }
+    for (const char* w : kModelWeights)
+      on_both_backends<knn::KnnClassifier>(w, 7, data.features, data.labels, [&](const auto& cpu, const auto& gpu) {
+        EXPECT_EQ(gpu.predict(data.features), cpu.predict(data.features)) << name << " " << w;
+        const auto pc = cpu.predict_proba(data.features), pg = gpu.predict_proba(data.features);
+        ASSERT_EQ(pc.size(), pg.size());
+        for (std::size_t i = 0; i < pc.size(); ++i) EXPECT_NEAR(pg[i], pc[i], 1e-9 * std::max(1.0, std::fabs(pc[i])));
+      });
   }
   const auto diabetes = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/diabetes.csv", {});
-  knn::ModelParams p;
-  p.k = 9;
-  p.weights = knn::Weights::parse("distance");
-  p.backend.device = knn::Device::cpu;
-  knn::KnnRegressor cpu(p);
-  p.backend.device = knn::Device::cuda;
-  knn::KnnRegressor gpu(p);
   const auto y = knn::numeric_targets(diabetes);
-  cpu.fit(diabetes.features, y);
-  gpu.fit(diabetes.features, y);
-  const auto yc = cpu.predict(diabetes.features), yg = gpu.predict(diabetes.features);
-  for (std::size_t i = 0; i < yc.size(); ++i) EXPECT_NEAR(yg[i], yc[i], 1e-9 * std::fabs(yc[i]));
+  for (const char* w : kModelWeights)
+    on_both_backends<knn::KnnRegressor>(w, 9, diabetes.features, y, [&](const auto& cpu, const auto& gpu) {
+      const auto yc = cpu.predict(diabetes.features), yg = gpu.predict(diabetes.features);
+      ASSERT_EQ(yc.size(), yg.size());
+      for (std::size_t i = 0; i < yc.size(); ++i) EXPECT_NEAR(yg[i], yc[i], 1e-9 * std::fabs(yc[i])) << w;
+    });
 }
 
 TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
@@ -280,13 +284,25 @@ TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
   knn::EvalOptions o;
   o.ks.clear();
   for (std::size_t k = 1; k <= 40; ++k) o.ks.push_back(k);
-  o.weights = {knn::Weights::parse("uniform"), knn::Weights::parse("distance")};
+  o.weights = {knn::Weights::parse("uniform"), knn::Weights::parse("distance"), knn::Weights::parse("gaussian:0.3"),
+               knn::Weights::parse("subtract:0.5")};
   o.metrics = {knn::Metric::l2, knn::Metric::l1};
-  o.backend.device = knn::Device::cpu;
-  const auto cpu = knn::evaluate(data, o);
-  o.backend.device = knn::Device::cuda;
-  const auto gpu = knn::evaluate(data, o);
+  const auto evaluate_on = [&](const knn::Dataset& d, knn::Device device) {
+    o.backend.device = device;
+    return knn::evaluate(d, o);
+  };
+  const auto cpu = evaluate_on(data, knn::Device::cpu), gpu = evaluate_on(data, knn::Device::cuda);
   ASSERT_EQ(cpu.rows.size(), gpu.rows.size());
   for (std::size_t i = 0; i < cpu.rows.size(); ++i)
     for (std::size_t s = 0; s < cpu.rows[i].scores.size(); ++s) EXPECT_EQ(gpu.rows[i].scores[s].mean, cpu.rows[i].scores[s].mean);
+  EXPECT_EQ(gpu.confusion, cpu.confusion);
+  EXPECT_EQ(gpu.best, cpu.best);
+  // Regression: the means, and so the scores, within 1e-9 relative.
+  const auto diabetes = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/diabetes.csv", {});
+  o.task = knn::Task::regress;
+  const auto rc = evaluate_on(diabetes, knn::Device::cpu), rg = evaluate_on(diabetes, knn::Device::cuda);
+  ASSERT_EQ(rc.rows.size(), rg.rows.size());
+  for (std::size_t i = 0; i < rc.rows.size(); ++i)
+    for (std::size_t s = 0; s < rc.rows[i].scores.size(); ++s)
+      EXPECT_NEAR(rg.rows[i].scores[s].mean, rc.rows[i].scores[s].mean, 1e-9 * std::max(1.0, std::fabs(rc.rows[i].scores[s].mean)));
 }
