@@ -1,9 +1,14 @@
 // kNN on the GPU backend against the CPU backend: Fashion-MNIST (from the CSVs that
 // scripts/fashion_mnist_csv.py writes), the synthetic 1,000,000 x 128 set, and a scaling table.
 // Times are wall-clock medians of whole search calls (host data in, neighbours out), so they
-// include the transfers. PyTorch and FAISS run beside it from bench/gpu/torch_knn.py.
+// include the transfers; beside them, the peak device memory of each row (DevicePeak says what it
+// holds). PyTorch and FAISS run beside it from bench/gpu/torch_knn.py.
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <functional>
@@ -11,14 +16,16 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "knn/knn.hpp"
 
 namespace {
 
-double median_ms(const std::function<void()>& f, int reps) {
-  f();  // warm-up: context, cuBLAS handle, first allocations
+// With warm_up, one call first (context, cuBLAS handle, first allocations) that is not timed.
+double median_ms(const std::function<void()>& f, int reps, bool warm_up = true) {
+  if (warm_up) f();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -29,24 +36,26 @@ double median_ms(const std::function<void()>& f, int reps) {
   return t[t.size() / 2];
 }
 
+std::shared_ptr<const knn::Backend> make(knn::Device dev, knn::Precision p) {
+  knn::BackendOptions o;
+  o.device = dev;
+  o.precision = p;
+  return knn::make_backend(o);
+}
+
 // One backend per device and precision, kept as a model keeps its own: the GPU backend holds its
-// stream, cuBLAS handle and workspace between searches.
+// stream, cuBLAS handle and workspace between searches. (The tables' GPU rows make their own:
+// gpu_row.)
 const knn::Backend& backend(knn::Device dev, knn::Precision p) {
   static std::map<std::pair<int, int>, std::shared_ptr<const knn::Backend>> made;
   auto& b = made[{static_cast<int>(dev), static_cast<int>(p)}];
-  if (!b) {
-    knn::BackendOptions o;
-    o.device = dev;
-    o.precision = p;
-    b = knn::make_backend(o);
-  }
+  if (!b) b = make(dev, p);
   return *b;
 }
 
 // One search; with `prepared`, the training rows are already on the device (as after fit()).
-knn::Neighbors search(knn::Device dev, knn::Precision p, const knn::Matrix& train, const knn::Matrix& q, std::size_t k,
+knn::Neighbors search(const knn::Backend& b, const knn::Matrix& train, const knn::Matrix& q, std::size_t k,
                       const knn::PreparedTrain* prepared = nullptr) {
-  const auto& b = backend(dev, p);
   knn::SearchRequest r;
   r.train = &train;
   r.prepared = prepared;
@@ -54,11 +63,107 @@ knn::Neighbors search(knn::Device dev, knn::Precision p, const knn::Matrix& trai
   r.k = k;
   return knn::search(b, r);
 }
+knn::Neighbors search(knn::Device dev, knn::Precision p, const knn::Matrix& train, const knn::Matrix& q, std::size_t k,
+                      const knn::PreparedTrain* prepared = nullptr) {
+  return search(backend(dev, p), train, q, k, prepared);
+}
 
 std::shared_ptr<const knn::PreparedTrain> prepare(const knn::Matrix& train) {
-  knn::BackendOptions o;
-  o.device = knn::Device::cuda;
-  return knn::make_backend(o)->prepare(train);
+  return make(knn::Device::cuda, knn::Precision::fp32)->prepare(train);
+}
+
+// The most device memory in use (cudaMemGetInfo: total less free, for the whole device) from its
+// making to mib(), less what was in use at its making. A thread samples it every 0.1 ms, so that
+// memory a search frees before it returns (training rows uploaded for that search alone) counts
+// too; the backend's own buffers only grow and stay until it is destroyed, so the sample at the
+// end holds them whatever the sampling missed. Memory that other processes take meanwhile would
+// count: nothing else runs on the benchmark machine.
+class DevicePeak {
+ public:
+  DevicePeak() {
+    if (cudaGetDevice(&device_) != cudaSuccess || !used(base_)) throw knn::Error("cudaMemGetInfo failed");
+    peak_ = base_;
+    sampler_ = std::thread([this] {
+      cudaSetDevice(device_);
+      std::size_t u = 0;
+      while (!stop_.load()) {
+        if (used(u)) peak_ = std::max(peak_, u);
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    });
+  }
+  ~DevicePeak() { finish(); }
+  DevicePeak(const DevicePeak&) = delete;
+  DevicePeak& operator=(const DevicePeak&) = delete;
+  double mib() {
+    finish();
+    return static_cast<double>(peak_ - base_) / (1024.0 * 1024.0);
+  }
+
+ private:
+  static bool used(std::size_t& out) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return false;
+    out = total_bytes - free_bytes;
+    return true;
+  }
+  // peak_ is the sampler's alone until it is joined.
+  void finish() {
+    if (!sampler_.joinable()) return;
+    stop_ = true;
+    sampler_.join();
+    std::size_t u = 0;
+    if (used(u)) peak_ = std::max(peak_, u);
+  }
+  int device_ = 0;
+  std::size_t base_ = 0, peak_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread sampler_;
+};
+
+struct GpuRow {
+  double ms;   // median time of a call
+  double mib;  // peak device memory
+};
+
+// A table row's figures on a GPU backend made for the row, so that buffers kept by another row's
+// backend neither count nor serve it: the peak device memory (DevicePeak) of uploading the training
+// rows (with `resident`, as fit() does) and of the first call of `run`, then the median time of
+// `reps` more calls. The peak holds the training rows and their norms, the backend's stream,
+// cuBLAS handle and workspace, and the search's buffers (the backend keeps them between searches):
+// per tile of queries one float per query and training row, the queries, the candidates and the
+// results. Tiles are sized from 80% of the free memory, so a GPU with more memory takes larger
+// tiles and shows a larger peak (`--gpu-memory` caps it). Not included: the CUDA context, made
+// before, and page-locked host buffers, which are host memory.
+GpuRow gpu_row(knn::Precision p, const knn::Matrix& train, bool resident, int reps,
+               const std::function<void(const knn::Backend&, const knn::PreparedTrain*)>& run) {
+  const auto b = make(knn::Device::cuda, p);
+  GpuRow row{};
+  std::shared_ptr<const knn::PreparedTrain> prepared;
+  {
+    DevicePeak peak;
+    if (resident) prepared = b->prepare(train);
+    run(*b, prepared.get());
+    row.mib = peak.mib();
+  }
+  row.ms = median_ms([&] { run(*b, prepared.get()); }, reps, /*warm_up=*/false);
+  return row;
+}
+
+// CUDA loads kernels when they are first launched, into device memory: a small search in each
+// precision, before any row is measured, keeps that out of the first row's peak (cuBLAS may still
+// load a kernel for a shape it has not seen).
+void load_kernels() {
+  std::mt19937_64 rng(3);
+  knn::Matrix x(4096, 64), q(256, 64);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (auto& v : x.values) v = u(rng);
+  for (auto& v : q.values) v = u(rng);
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    const auto b = make(knn::Device::cuda, p);
+    search(*b, x, q, 5);
+    search(*b, x, q, 300, b->prepare(x).get());  // k > 256 takes other kernels
+  }
 }
 
 std::size_t mismatches(const knn::Neighbors& a, const knn::Neighbors& b, std::size_t queries) {
@@ -67,10 +172,21 @@ std::size_t mismatches(const knn::Neighbors& a, const knn::Neighbors& b, std::si
   return bad;
 }
 
+// Uniform values in [0, 1), made in parallel (one generator takes several seconds for the billion
+// values of the largest scaling rows): blocks of 2^20 values, each from a generator of its own
+// seeded from `rng`, so the values do not depend on the thread count.
 knn::Matrix uniform(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
   knn::Matrix m(rows, cols);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (auto& v : m.values) v = u(rng);
+  const std::uint64_t seed = rng();
+  const std::size_t block = std::size_t{1} << 20, size = m.values.size();
+  const auto blocks = static_cast<std::ptrdiff_t>((size + block - 1) / block);
+#pragma omp parallel for schedule(dynamic)
+  for (std::ptrdiff_t i = 0; i < blocks; ++i) {
+    std::mt19937_64 g(seed + static_cast<std::uint64_t>(i));
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    const std::size_t b = static_cast<std::size_t>(i) * block, e = std::min(size, b + block);
+    for (std::size_t j = b; j < e; ++j) m.values[j] = u(g);
+  }
   return m;
 }
 
@@ -91,6 +207,8 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
   return d;
 }
 
+const char* name(knn::Precision p) { return p == knn::Precision::fp32 ? "fp32" : "tf32"; }
+
 void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   const Scaled fm = load_scaled(train_csv, test_csv);
   const auto &train = fm.train, &test = fm.test;
@@ -101,25 +219,22 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   const auto cpu_t0 = std::chrono::steady_clock::now();
   const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, x, q, 5);
   const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cpu_t0).count();
-  std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU |\n|---|---|---|---|\n");
-  const auto resident = prepare(x);
+  std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|---|\n");
   for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
-    for (const knn::PreparedTrain* prep : {static_cast<const knn::PreparedTrain*>(nullptr), resident.get()}) {
+    for (bool resident : {false, true}) {
       knn::Neighbors nb;
       std::vector<int> pred(q.rows);
-      const double ms = median_ms(
-          [&] {
-            nb = search(knn::Device::cuda, p, x, q, 5, prep);
-            knn::vote_prefixes(nb, y.data(), enc.size(), knn::Weights{}, {5}, pred.data());
-          },
-          7);
+      const GpuRow r = gpu_row(p, x, resident, 7, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
+        nb = search(b, x, q, 5, prep);
+        knn::vote_prefixes(nb, y.data(), enc.size(), knn::Weights{}, {5}, pred.data());
+      });
       std::size_t hit = 0;
       for (std::size_t i = 0; i < q.rows; ++i) hit += pred[i] == yt[i];
-      std::printf("| libknn GPU %s, search + vote, %s | %.2f | %.4f | %zu |\n", p == knn::Precision::fp32 ? "fp32" : "tf32",
-                  prep ? "training rows on the GPU" : "uploading the training rows", ms,
-                  static_cast<double>(hit) / static_cast<double>(q.rows), mismatches(nb, cpu, q.rows));
+      std::printf("| libknn GPU %s, search + vote, %s | %.2f | %.4f | %zu | %.0f |\n", name(p),
+                  resident ? "training rows on the GPU" : "uploading the training rows", r.ms,
+                  static_cast<double>(hit) / static_cast<double>(q.rows), mismatches(nb, cpu, q.rows), r.mib);
     }
-  std::printf("| libknn CPU backend (all cores), search | %.0f | | reference |\n", cpu_ms);
+  std::printf("| libknn CPU backend (all cores), search | %.0f | | reference | |\n", cpu_ms);
 }
 
 void synthetic() {
@@ -128,30 +243,42 @@ void synthetic() {
   const auto q = uniform(10000, 128, rng);
   knn::Matrix check_q(100, 128);
   std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
-  std::printf("\n| synthetic 1,000,000 x 128, 10,000 queries, training rows on the GPU | time (ms) | of 100 queries checked, neighbours differing from CPU |\n|---|---|---|\n");
-  const auto resident = prepare(train);
+  std::printf("\n| synthetic 1,000,000 x 128, 10,000 queries, training rows on the GPU | time (ms) | of 100 queries checked, neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|\n");
   for (std::size_t k : {10u, 1000u}) {
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
     for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
       knn::Neighbors nb;
-      const double ms = median_ms([&] { nb = search(knn::Device::cuda, p, train, q, k, resident.get()); }, 3);
-      std::printf("| k = %zu, %s | %.1f | %zu |\n", k, p == knn::Precision::fp32 ? "fp32" : "tf32", ms, mismatches(nb, cpu, 100));
+      const GpuRow r = gpu_row(p, train, true, 3,
+                               [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, train, q, k, prep); });
+      std::printf("| k = %zu, %s | %.1f | %zu | %.0f |\n", k, name(p), r.ms, mismatches(nb, cpu, 100), r.mib);
     }
   }
 }
 
+// Shapes up to 8 GiB of training rows run (10^6 x 1,024 is 3.8 GiB, 10^7 x 128 is 4.8 GiB):
+// 10^7 x 1,024 would be 38 GiB, more than the backend keeps on a GPU (prepare() declines more
+// than a quarter of the free memory), so it would time uploads in parts rather than this table's
+// "training rows on the GPU", and hold 38 GiB of host memory besides.
+constexpr std::size_t kScalingMaxBytes = std::size_t{8} << 30;
+
 void scaling() {
   std::mt19937_64 rng(2);
-  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) |\n|---|---|---|---|\n");
+  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | peak device memory, fp32 / tf32 (MiB) |\n|---|---|---|---|---|\n");
   for (std::size_t n : {10000u, 100000u, 1000000u, 10000000u})
     for (std::size_t d : {16u, 128u, 1024u}) {
-      if (n * d > 300000000u) continue;
+      const std::size_t bytes = n * d * sizeof(float);
+      if (bytes > kScalingMaxBytes) {
+        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
+        continue;
+      }
       const auto train = uniform(n, d, rng);
       const auto q = uniform(1000, d, rng);
-      const auto resident = prepare(train);
-      const double f = median_ms([&] { search(knn::Device::cuda, knn::Precision::fp32, train, q, 10, resident.get()); }, 3);
-      const double t = median_ms([&] { search(knn::Device::cuda, knn::Precision::tf32, train, q, 10, resident.get()); }, 3);
-      std::printf("| %zu | %zu | %.2f | %.2f |\n", n, d, f, t);
+      const auto row = [&](knn::Precision p) {
+        return gpu_row(p, train, true, 3,
+                       [&](const knn::Backend& b, const knn::PreparedTrain* prep) { search(b, train, q, 10, prep); });
+      };
+      const GpuRow f = row(knn::Precision::fp32), t = row(knn::Precision::tf32);
+      std::printf("| %zu | %zu | %.2f | %.2f | %.0f / %.0f |\n", n, d, f.ms, t.ms, f.mib, t.mib);
     }
 }
 
@@ -188,9 +315,13 @@ int main(int argc, char** argv) {
       stages(argv[1], argv[2]);
       return 0;
     }
+    load_kernels();
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);
     synthetic();
     if (!(argc >= 4 && std::string(argv[3]) == "--no-scaling")) scaling();
+    std::printf("\npeak device memory: the most in use on the device (cudaMemGetInfo, sampled every 0.1 ms) while a backend made\n"
+                "for the row uploaded the training rows and ran its first search, less what was in use before: the training rows,\n"
+                "the search's buffers (the backend keeps them), cuBLAS's handle and workspace; not the CUDA context.\n");
   } catch (const knn::Error& e) {
     std::fprintf(stderr, "bench_knn_gpu: error: %s\n", e.what());
     return 2;
