@@ -6,7 +6,7 @@
 # full logs are packed into $OUT/logs.tar.gz at the end.
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
-#   steps: build tests bench primbench sanitize synccheck oom mpi mpibench large (default: the first five and large)
+#   steps: build tests bench primbench sanitize synccheck oom cli mpi mpibench large (default: the first five and large)
 #   SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (one test binary),
 #   SANITIZE_BACKEND_FILTER (gtest filter for test_cuda_backend) and DEADLINE (seconds; steps
 #   that would start later are skipped) tune a run.
@@ -97,6 +97,13 @@ if has oom; then
   $cli "${args[@]}" --device cpu -o /tmp/pred_cpu.csv 2> "$logs/oom_cpu.err"
   note "oom: default rc=$rc_full; --gpu-memory 256 rc=$rc_256, same predictions as default: $(cmp -s /tmp/pred_full.csv /tmp/pred_256.csv && echo yes || echo NO); as the CPU: $(cmp -s /tmp/pred_full.csv /tmp/pred_cpu.csv && echo yes || echo NO)"
   note "oom: --gpu-memory 1 rc=$rc_1, output file left: $([ -e /tmp/pred_1.csv ] && echo YES || echo no), stderr: $(cat "$logs/oom_1.err")"
+fi
+
+# The whole knn-cli predict on the Fashion-MNIST CSVs, GPU and CPU, and how much of it is parsing.
+if has cli; then
+  [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
+  timeout 300 bench/gpu/cli_end_to_end.sh $b /tmp/fm > "$logs/cli_end_to_end.log" 2>&1
+  note "cli_end_to_end rc=$?"; cat "$logs/cli_end_to_end.log" >> "$summary"
 fi
 
 # MPI on the GPU machine: sharded runs against one process, one rank per GPU.
