@@ -16,9 +16,9 @@
 // policies against the same CUB figure, so that one run shows which shape to make the default:
 // "128x24 p1200/600" is block threads x items per thread, then the look-back's pauses in ns
 // (first/retry; "no pause": none), "bidx" numbers tiles by block index instead of a counter,
-// "*" marks the current default. "tune: sort keys 256x16 b1 early p100" is the onesweep pass
-// of the u32 key sort: threads x keys per thread, resident blocks per SM asked of the compiler,
-// early counts (digit counts published before ranking), the look-back's pause in ns.
+// "*" marks the current default. "tune: sort keys 384x20 b1 p100" is the onesweep pass of the
+// u32 key sort ("sort pairs": f32 -> u32 pairs): threads x keys per thread, resident blocks per
+// SM asked of the compiler, the look-back's pause in ns.
 #include <cub/cub.cuh>
 
 #include <knn/prim/device/device_radix_select.cuh>
@@ -182,26 +182,48 @@ void tune_scan(const char* what, const unsigned* in, unsigned* out, const unsign
       2.0 * n * 4, check);
 }
 
-// Our u32 key sort at a given onesweep tuning, against CUB's time (cub_ms) and output (cub_out).
-template <typename Tuning>
+// Our u32 key sort (or f32 -> u32 pair sort, with values) at a given onesweep tuning, against
+// CUB's time (cub_ms) and output (cub_out, cub_values).
+template <typename Tuning, bool Pairs = false>
 void tune_sort(const unsigned* in, unsigned* out, const unsigned* cub_out, size_t n, float cub_ms, Temp& temp,
-               int reps, bool is_default = false) {
+               int reps, bool is_default = false, const unsigned* vin = nullptr, unsigned* vout = nullptr,
+               const unsigned* cub_values = nullptr) {
   using namespace knn::prim;
   size_t need = 0;
   auto run = [&](void* tp, size_t& bytes) {
-    OK((detail::radix_sort_dispatch<unsigned, detail::NoValue, false, Tuning>(
-        tp, bytes, in, out, nullptr, nullptr, (std::int64_t)n, false, 0, 32, 0)));
+    if constexpr (Pairs)
+      OK((detail::radix_sort_dispatch<float, unsigned, true, Tuning>(
+          tp, bytes, reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), vin, vout, (std::int64_t)n,
+          false, 0, 32, 0)));
+    else
+      OK((detail::radix_sort_dispatch<unsigned, detail::NoValue, false, Tuning>(
+          tp, bytes, in, out, nullptr, nullptr, (std::int64_t)n, false, 0, 32, 0)));
   };
   run(nullptr, need);
   void* tp = temp.get(need);
   size_t bytes = need;
   const float ms = median_ms([&] { run(tp, bytes); }, reps);
   char name[96], check[64];
-  std::snprintf(name, sizeof name, "tune: sort keys %dx%d b%d%s p%d%s", Tuning::block_threads,
-                Tuning::items_per_thread, Tuning::min_blocks, Tuning::early_counts ? " early" : "",
-                Tuning::pause_ns, is_default ? " *" : "");
-  std::snprintf(check, sizeof check, "%llu differ", differ(out, cub_out, n));
-  row(name, n, ms, cub_ms, 2.0 * n * 4, check);
+  std::snprintf(name, sizeof name, "tune: sort %s %dx%d b%d p%d%s", Pairs ? "pairs" : "keys", Tuning::block_threads,
+                Tuning::items_per_thread, Tuning::min_blocks, Tuning::pause_ns, is_default ? " *" : "");
+  if (Pairs)
+    std::snprintf(check, sizeof check, "%llu keys, %llu values differ", differ(out, cub_out, n),
+                  differ(vout, cub_values, n));
+  else
+    std::snprintf(check, sizeof check, "%llu differ", differ(out, cub_out, n));
+  row(name, n, ms, cub_ms, (Pairs ? 4.0 : 2.0) * n * 4, check);
+}
+
+// The sort's first kernel alone: the digit histograms of all four passes in one read.
+void time_sort_histogram(const unsigned* in, size_t n, unsigned long long* counts) {
+  using namespace knn::prim::detail;
+  const long long blocks = std::min<long long>(ceil_div<long long>((long long)n, radix_bins * 16),
+                                               OnesweepTuning<384, 20>::histogram_blocks);
+  const float ms = median_ms([&] {
+    radix_histogram_kernel<unsigned><<<(unsigned)blocks, radix_bins>>>(in, (long long)n, 0, 32, 4, 0u, counts);
+  }, g_reps);
+  CK(cudaGetLastError());
+  row("sort histogram pass (4 digits)", n, ms, 0, 1.0 * n * 4, "");
 }
 
 // Our select_if (keep odd) at a given tile policy, against CUB's time and output.
@@ -358,14 +380,16 @@ void bench_size(size_t n, bool full) {
   if (full) {
     using namespace knn::prim::detail;
     tune_sort<RadixSortPolicy<unsigned>>(in, out, out2, n, sk_cub, t_ours, sort_reps, true);
-    tune_sort<OnesweepTuning<16, 1, true, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<16, 4, false, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<16, 4, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<16, 4, true, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<12, 4, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<12, 4, true, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<20, 3, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<12, 5, false, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 20, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 20, 1, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 16, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 24, 1, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<256, 24, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<512, 16, 1, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    unsigned long long* counts = nullptr;
+    CK(cudaMalloc(&counts, 4 * 256 * sizeof(unsigned long long)));
+    time_sort_histogram(in, n, counts);
+    CK(cudaFree(counts));
   }
 
   // Radix sort pairs f32 -> u32 (floats in [0, 1)).
@@ -386,6 +410,16 @@ void bench_size(size_t n, bool full) {
   const float sp_cub = median_ms([&] { CK(cub::DeviceRadixSort::SortPairs(tc, cb, fkeys, fout, vin, vout2, (int)n)); }, sort_reps);
   std::snprintf(check, sizeof check, "%llu keys, %llu values differ", differ(out, fout, n), differ(vout, vout2, n));
   row("radix sort pairs f32->u32", n, sp_ours, sp_cub, 4.0 * n * 4, check);
+  if (full) {
+    using namespace knn::prim::detail;
+    const auto* fk = reinterpret_cast<const unsigned*>(fkeys);
+    const auto* fo = reinterpret_cast<const unsigned*>(fout);
+    tune_sort<RadixSortPolicy<float, unsigned, true>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, true, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 16, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 20, 1, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 12, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<256, 20, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+  }
 
   if (full && n >= 10000ull * 1024) {
     // Segmented sort pairs, 10,000 segments of 1,024.

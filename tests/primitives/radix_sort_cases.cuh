@@ -69,8 +69,10 @@ std::vector<K> make_keys(std::int64_t n, Shape shape, std::mt19937_64& rng) {
   return keys;
 }
 
-inline std::vector<std::int64_t> sort_sizes() {
-  return edge_sizes(detail::RadixSortPolicy<unsigned>::tile_items);
+// Edge sizes of the onesweep tile that sorts these keys (and values).
+template <typename K, typename V = detail::NoValue, bool HasValues = false>
+std::vector<std::int64_t> sort_sizes() {
+  return edge_sizes(detail::RadixSortPolicy<K, V, HasValues>::tile_items);
 }
 
 inline std::vector<Shape> all_shapes() {

@@ -36,7 +36,7 @@ void check_sort_keys(const std::vector<K>& keys, bool descending, int begin_bit,
 template <typename K>
 void check_all(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  for (auto n : test::sort_sizes())
+  for (auto n : test::sort_sizes<K>())
     for (Shape shape : test::all_shapes()) {
       if (n > 100000 && shape != Shape::random && shape != Shape::special) continue;  // keep it quick
       SCOPED_TRACE("n = " + std::to_string(n) + ", " + test::shape_name(shape));
@@ -72,6 +72,38 @@ TEST(DeviceRadixSortKeys, BitRanges) {
   const auto u64 = test::make_keys<std::uint64_t>(n, Shape::random, rng);
   check_sort_keys(u64, false, 0, 40);
   check_sort_keys(u64, true, 20, 64);
+}
+
+// Keys that do not start on a 16-byte boundary: the histogram reads the first few one by one,
+// then whole 16-byte vectors, then the rest one by one. Every offset of a 4-byte key within a
+// vector, and of an 8-byte key, at sizes around a vector's.
+template <typename K>
+void check_offsets(std::mt19937_64& rng) {
+  for (std::int64_t n : {1, 2, 3, 4, 5, 7, 9, 33, 4099}) {
+    const auto keys = test::make_keys<K>(n + 3, Shape::random, rng);
+    const auto all_out = static_cast<std::int64_t>(keys.size());
+    DeviceBuffer<K> in(keys), out(all_out);
+    for (std::int64_t off = 0; off < 4 && off + n <= all_out; ++off) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", offset " + std::to_string(off));
+      const std::vector<K> part(keys.begin() + off, keys.begin() + off + n);
+      const auto expect = reference::permute(part, reference::sort_order(part, false, 0, 8 * sizeof(K)));
+      std::size_t bytes = 0;
+      PRIM_ASSERT(radix_sort_keys(nullptr, bytes, in.get() + off, out.get(), n));
+      TempStorage temp(bytes);
+      PRIM_ASSERT(radix_sort_keys(temp.get(), temp.bytes(), in.get() + off, out.get(), n));
+      CUDA_ASSERT(cudaDeviceSynchronize());
+      const auto got = out.download();
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(test::same_bits(got[i], expect[i])) << "i = " << i;
+    }
+  }
+}
+
+TEST(DeviceRadixSortKeys, InputNotOnA16ByteBoundary) {
+  KNN_PRIM_REQUIRE_GPU();
+  KNN_PRIM_SEED(seed);
+  std::mt19937_64 rng(seed);
+  check_offsets<std::uint32_t>(rng);
+  check_offsets<std::uint64_t>(rng);
 }
 
 TEST(DeviceRadixSortKeys, RejectsBadArguments) {

@@ -40,7 +40,7 @@ void check_sort_pairs(const std::vector<K>& keys, bool descending) {
 template <typename K, typename V>
 void check_all(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  for (auto n : test::sort_sizes())
+  for (auto n : test::sort_sizes<K, V, true>())
     for (Shape shape : test::all_shapes()) {
       if (n > 100000 && shape != Shape::random && shape != Shape::few_distinct) continue;
       SCOPED_TRACE("n = " + std::to_string(n) + ", " + test::shape_name(shape));

@@ -226,6 +226,9 @@ struct alignas(16) float4 {
   float x, y, z, w;
 };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
 inline bool __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0u; }
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 template <class T, class U> T atomicAdd(T* p, U v) { return __atomic_fetch_add(p, static_cast<T>(v), __ATOMIC_SEQ_CST); }

@@ -83,3 +83,111 @@ struct BlockRadixRank {
 };
 
 }  // namespace knn::prim::detail
+
+namespace knn::prim::detail {
+
+// The lanes of a warp whose 8-bit digit equals this lane's, among the lanes in `lanes`: one
+// ballot per bit. On sm_90 eight ballots cost less than one __match_any_sync, whose latency sat
+// on every key's critical path in the ranking loop.
+KNN_PRIM_DEVICE unsigned match_digit(unsigned digit, unsigned lanes) {
+  unsigned peers = lanes;
+#pragma unroll
+  for (int b = 0; b < radix_bits; ++b) {
+    const bool bit = (digit >> b) & 1u;
+    const unsigned set = __ballot_sync(full_mask, bit);
+    peers &= bit ? set : ~set;
+  }
+  return peers;
+}
+
+// Stable ranking of a tile by an 8-bit digit, counting first (the onesweep pass's ranking):
+// (1) each warp counts its digits into a histogram of its own; (2) thread t < 256 turns digit
+// t's counts over the warps into per-warp offsets, and the block scans the digit totals, so that
+// warp_offsets[w][d] is where warp w's first key of digit d goes in the sorted tile; (3) per item,
+// the lanes holding the same digit find each other with ballots, and the highest of them adds
+// their number to the warp's offset with one shared-memory atomic, whose old value every peer
+// gets by a shuffle. Unlike BlockRadixRank, no item waits on the previous item's counter update
+// through a warp barrier, and the tile's digit counts exist before any key is ranked, so a
+// onesweep tile can publish them for its successors' look-back at once.
+//
+// Items are warp-striped: item j of lane l in warp w is tile position w*32*IPT + j*32 + l; only
+// positions below num_valid take part. Threads t < 256 must exist (BlockThreads >= 256).
+template <int BlockThreads, int ItemsPerThread>
+struct BlockRadixRankCounts {
+  static_assert(BlockThreads >= radix_bins && BlockThreads % warp_threads == 0,
+                "one thread per digit at least, whole warps");
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int warps = BlockThreads / warp_threads;
+  static constexpr int tile_items = BlockThreads * ItemsPerThread;
+  using DigitScan = BlockScan<unsigned, BlockThreads, 1>;
+
+  struct TempStorage {
+    unsigned warp_offsets[warps][radix_bins];
+    typename DigitScan::TempStorage scan;
+  };
+
+  KNN_PRIM_DEVICE static int striped_index(int j) {
+    const int warp = static_cast<int>(threadIdx.x) / warp_threads;
+    return warp * warp_threads * ItemsPerThread + j * warp_threads + lane_id();
+  }
+
+  // ranks: each valid item's position in the tile sorted by digit (ties in tile order). Thread
+  // t < 256 gets digit t's count in the tile and where its run starts in the sorted tile;
+  // counts_ready(count) runs on those threads as soon as the counts are known. Ends with
+  // __syncthreads(), after which temp may be reused.
+  // digit_of(item) gives an item's digit.
+  template <typename Item, typename DigitOf, typename CountsReady>
+  __device__ static void rank(TempStorage& temp, const Item (&items)[ItemsPerThread], DigitOf digit_of, int num_valid,
+                              int (&ranks)[ItemsPerThread], unsigned& digit_count, unsigned& digit_start,
+                              CountsReady&& counts_ready) {
+    const int t = static_cast<int>(threadIdx.x);
+    const int warp = t / warp_threads;
+    const int lane = lane_id();
+    const bool full = num_valid >= tile_items;
+    unsigned* mine = temp.warp_offsets[warp];
+#pragma unroll
+    for (int b = lane; b < radix_bins; b += warp_threads) mine[b] = 0;
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < ItemsPerThread; ++j)
+      if (full || striped_index(j) < num_valid) atomicAdd(&mine[digit_of(items[j])], 1u);
+    __syncthreads();
+
+    unsigned total = 0;
+    if (t < radix_bins) {
+#pragma unroll
+      for (int w = 0; w < warps; ++w) {
+        const unsigned c = temp.warp_offsets[w][t];
+        temp.warp_offsets[w][t] = total;
+        total += c;
+      }
+      counts_ready(total);
+    }
+    unsigned in[1] = {total}, start[1];
+    DigitScan(temp.scan).exclusive_scan(in, start, 0u, Sum{});
+    if (t < radix_bins) {
+#pragma unroll
+      for (int w = 0; w < warps; ++w) temp.warp_offsets[w][t] += start[0];
+    }
+    digit_count = total;
+    digit_start = start[0];
+    __syncthreads();
+
+    const unsigned lanes_upto = 0xffffffffu >> (31 - lane);  // this lane and those below it
+#pragma unroll
+    for (int j = 0; j < ItemsPerThread; ++j) {
+      const unsigned d = (full || striped_index(j) < num_valid) ? digit_of(items[j]) : 0u;
+      const unsigned valid = full ? full_mask : __ballot_sync(full_mask, striped_index(j) < num_valid);
+      const unsigned peers = match_digit(d, valid);
+      const int leader = 31 - __clz(peers);  // -1 for an invalid lane with no valid peer
+      const unsigned below = __popc(peers & lanes_upto);
+      unsigned base = 0;
+      if (lane == leader) base = atomicAdd(&mine[d], below);
+      base = __shfl_sync(full_mask, base, leader & 31);
+      ranks[j] = static_cast<int>(base + below) - 1;
+    }
+    __syncthreads();
+  }
+};
+
+}  // namespace knn::prim::detail

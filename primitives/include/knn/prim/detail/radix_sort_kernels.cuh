@@ -14,60 +14,86 @@
 // templates (and inline functions) may be defined in each of them.
 namespace knn::prim::detail {
 
-// The onesweep pass's shape. ItemsPerThread: keys per thread of a tile. MinBlocks: resident
-// blocks per SM the compiler must allow (caps registers). EarlyCounts: a tile publishes its
-// digit counts from a shared-memory histogram before ranking, so that the tiles after it can
-// finish their look-back sooner. PauseNs: __nanosleep while a predecessor has published nothing.
-template <int ItemsPerThread, int MinBlocks = 1, bool EarlyCounts = false, int PauseNs = 0>
+// The onesweep pass's shape. BlockThreads (>= 256: threads below 256 own a digit each) x
+// ItemsPerThread keys make a tile. MinBlocks: resident blocks per SM the compiler must allow
+// (caps registers). PauseNs: __nanosleep while a predecessor tile has published nothing.
+template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0>
 struct OnesweepTuning {
-  static constexpr int block_threads = radix_bins;
+  static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int min_blocks = MinBlocks;
-  static constexpr bool early_counts = EarlyCounts;
   static constexpr int pause_ns = PauseNs;
   static constexpr int tile_items = block_threads * items_per_thread;
-  // Keys per onesweep launch: per-digit look-back counts stay below 2^30 (packed with a 2-bit
-  // status in 32 bits) and the look-back buffer stays bounded whatever n is.
-  static constexpr long long portion_items = 1ll << 28;
+  // Keys per onesweep launch, whole tiles: per-digit look-back counts stay below 2^30 (packed
+  // with a 2-bit status in 32 bits) and the look-back buffer stays bounded whatever n is.
+  static constexpr long long portion_items = ((1ll << 28) / tile_items) * tile_items;
   static constexpr int histogram_blocks = 1024;
 };
 
-template <typename K>
-using RadixSortPolicy = OnesweepTuning<16>;
+struct NoValue {};
+
+// Tiles of 384 threads: two blocks fill an SM's registers at up to 80 per thread, and a tile of
+// 7,680 4-byte keys halves the tiles (and their look-back steps) of a 256 x 16 tile. Pairs and
+// 8-byte keys keep fewer per thread: the exchange buffer must fit in 48 KiB of static shared
+// memory, and values raise the registers live across the ranking.
+template <typename K, typename V = NoValue, bool HasValues = false>
+using RadixSortPolicy =
+    OnesweepTuning<384, sizeof(K) == 4 ? (HasValues ? (sizeof(V) == 4 ? 16 : 12) : 20) : (HasValues ? 8 : 12), 2>;
 
 constexpr unsigned lookback_aggregate = 1u << 30;
 constexpr unsigned lookback_inclusive = 2u << 30;
 constexpr unsigned lookback_count_mask = (1u << 30) - 1;
 
-// Per-pass digit histograms of all keys, into counts[pass][256] (zeroed by the caller).
+// Per-pass digit histograms of all keys, into counts[pass][256] (zeroed by the caller). The
+// keys are read once, as 16-byte vectors from the first 16-byte boundary on, four vectors per
+// thread in flight (with one 4-byte key at a time in flight the pass ran at a third of the
+// copy rate); the few keys before that boundary and after the last whole vector are read one
+// by one.
 template <typename K>
 __global__ void __launch_bounds__(radix_bins)
 radix_histogram_kernel(const K* keys, long long n, int begin_bit, int end_bit, int passes,
                        typename RadixTraits<K>::Bits flip, unsigned long long* counts) {
   using Bits = typename RadixTraits<K>::Bits;
-  __shared__ unsigned hist[8 * sizeof(K) / radix_bits][radix_bins];
-  for (int i = threadIdx.x; i < passes * radix_bins; i += blockDim.x) (&hist[0][0])[i] = 0;
+  constexpr int max_passes = 8 * sizeof(K) / radix_bits;
+  constexpr int per_vector = 16 / sizeof(K);
+  constexpr int vectors = 4;
+  __shared__ unsigned hist[max_passes][radix_bins];
+  for (int i = threadIdx.x; i < max_passes * radix_bins; i += blockDim.x) (&hist[0][0])[i] = 0;
   __syncthreads();
-  // `unroll` keys per thread are loaded before any is counted, so loads stay in flight.
-  constexpr int unroll = 4;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; base < n;
-       base += unroll * stride) {
-    K key[unroll];
+  auto count = [&](K key) {
+    const Bits bits = RadixTraits<K>::to_ordered(key) ^ flip;
 #pragma unroll
-    for (int u = 0; u < unroll; ++u)
-      if (base + u * stride < n) key[u] = keys[base + u * stride];
-#pragma unroll
-    for (int u = 0; u < unroll; ++u) {
-      if (base + u * stride >= n) break;
-      const Bits bits = RadixTraits<K>::to_ordered(key[u]) ^ flip;
-      for (int p = 0; p < passes; ++p) {
+    for (int p = 0; p < max_passes; ++p) {
+      if (p < passes) {
         const int shift = begin_bit + p * radix_bits;
         const int width = end_bit - shift < radix_bits ? end_bit - shift : radix_bits;
         atomicAdd(&hist[p][radix_digit(bits, shift, width)], 1u);
       }
     }
+  };
+  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const auto misalign = static_cast<long long>(reinterpret_cast<unsigned long long>(keys) % 16);
+  const long long head = n < (16 - misalign) % 16 / static_cast<long long>(sizeof(K)) ? n : (16 - misalign) % 16 / static_cast<long long>(sizeof(K));
+  const long long body = (n - head) / per_vector;  // whole vectors
+  const long long tail = head + body * per_vector;
+  const uint4* vec = reinterpret_cast<const uint4*>(keys + head);
+  for (long long v0 = thread; v0 < body; v0 += vectors * stride) {
+    uint4 buf[vectors];
+#pragma unroll
+    for (int u = 0; u < vectors; ++u)
+      if (v0 + u * stride < body) buf[u] = vec[v0 + u * stride];
+#pragma unroll
+    for (int u = 0; u < vectors; ++u) {
+      if (v0 + u * stride >= body) break;
+      K k[per_vector];
+      memcpy(k, &buf[u], sizeof buf[u]);
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) count(k[e]);
+    }
   }
+  if (thread < head) count(keys[thread]);
+  if (thread < n - tail) count(keys[tail + thread]);
   __syncthreads();
   for (int i = threadIdx.x; i < passes * radix_bins; i += blockDim.x) {
     const unsigned c = (&hist[0][0])[i];
@@ -97,14 +123,14 @@ struct OnesweepPass {
   unsigned* tile_counter;             // zeroed
 };
 
-template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K>>
-__global__ void __launch_bounds__(radix_bins, Policy::min_blocks)
+template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K, V, HasValues>>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks)
 onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out,
                 typename RadixTraits<K>::Bits flip, OnesweepPass pass) {
-  using Bits = typename RadixTraits<K>::Bits;
   constexpr int IPT = Policy::items_per_thread;
+  constexpr int block_threads = Policy::block_threads;
   constexpr int tile_items = Policy::tile_items;
-  using Rank = BlockRadixRank<IPT>;
+  using Rank = BlockRadixRankCounts<block_threads, IPT>;
   struct KeyTile { K keys[tile_items]; };
   struct ValueTile { V values[HasValues ? tile_items : 1]; };
   __shared__ union {
@@ -112,8 +138,8 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
     KeyTile keys;
     ValueTile values;
   } smem;
-  __shared__ unsigned long long global_base[radix_bins];
-  __shared__ unsigned early_hist[Policy::early_counts ? radix_bins : 1];
+  // Output index of a key = scatter_base[digit] + its position in the sorted tile (mod 2^64).
+  __shared__ unsigned long long scatter_base[radix_bins];
   __shared__ int tile_shared;
 
   const int t = static_cast<int>(threadIdx.x);
@@ -123,84 +149,85 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
   const long long tile_begin = static_cast<long long>(tile) * tile_items;
   const long long remaining = pass.portion_items - tile_begin;
   const int num_valid = remaining < tile_items ? static_cast<int>(remaining) : tile_items;
+  const bool full = num_valid == tile_items;
   const K* tile_keys = keys_in + pass.portion_begin + tile_begin;
+  auto digit_of = [&](K key) {
+    return radix_digit(RadixTraits<K>::to_ordered(key) ^ flip, pass.shift, pass.width);
+  };
 
   K keys[IPT];
-  V values[HasValues ? IPT : 1];
-  unsigned digits[IPT];
 #pragma unroll
   for (int j = 0; j < IPT; ++j) {
     const int idx = Rank::striped_index(j);
-    if (idx < num_valid) {
-      keys[j] = tile_keys[idx];
-      if constexpr (HasValues) values[j] = values_in[pass.portion_begin + tile_begin + idx];
-      digits[j] = radix_digit(RadixTraits<K>::to_ordered(keys[j]) ^ flip, pass.shift, pass.width);
-    } else {
-      digits[j] = radix_bins - 1;  // past the end: ranks last, never written
-    }
+    if (full || idx < num_valid) keys[j] = tile_keys[idx];
   }
 
-  // Thread t: digit t. Publish this tile's count (before ranking with early counts), then add
-  // up the tiles before it.
-  unsigned* my_slot = pass.lookback + static_cast<long long>(tile) * radix_bins + t;
-  auto publish = [&](unsigned count) {
-    *reinterpret_cast<volatile unsigned*>(my_slot) = (tile == 0 ? lookback_inclusive : lookback_aggregate) | count;
-  };
-  if constexpr (Policy::early_counts) {
-    early_hist[t] = 0u;
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < IPT; ++j)
-      if (Rank::striped_index(j) < num_valid) atomicAdd(&early_hist[digits[j]], 1u);
-    __syncthreads();
-    publish(early_hist[t]);
-  }
-
+  // Thread t < 256 owns digit t: the tile's count is published before ranking, so that the
+  // tiles after it find it in their look-back while this one still ranks.
+  unsigned* my_slot = pass.lookback + static_cast<long long>(tile) * radix_bins + (t < radix_bins ? t : 0);
   int ranks[IPT];
-  unsigned count, start;
-  Rank::rank(smem.rank, digits, ranks, count, start);
-  if constexpr (!Policy::early_counts) publish(count);
+  unsigned count = 0, start = 0;
+  // Digits are recomputed from the keys where needed: an array of them would stay live across
+  // the ranking and cost IPT registers.
+  Rank::rank(smem.rank, keys, [&](const K& key) { return digit_of(key); }, num_valid, ranks, count, start,
+             [&](unsigned c) {
+    *reinterpret_cast<volatile unsigned*>(my_slot) = (tile == 0 ? lookback_inclusive : lookback_aggregate) | c;
+  });
 
-  unsigned long long before = 0;
-  if (tile != 0) {
-    for (int p = tile - 1; p >= 0; --p) {
-      const volatile unsigned* slot = pass.lookback + static_cast<long long>(p) * radix_bins + t;
-      unsigned word;
-      while (((word = *slot) & ~lookback_count_mask) == 0)
-        if constexpr (Policy::pause_ns > 0) __nanosleep(Policy::pause_ns);
-      before += word & lookback_count_mask;
-      if (word & lookback_inclusive) break;
-    }
-    *reinterpret_cast<volatile unsigned*>(my_slot) =
-        lookback_inclusive | static_cast<unsigned>(before + count);
-  }
-  const unsigned long long digit_base = pass.bins_in[t] + before;
-  global_base[t] = digit_base - start;  // + position in sorted tile = output index (mod 2^64)
-  if (tile_begin + tile_items >= pass.portion_items) pass.bins_out[t] = digit_base + count;
-
-  // Scatter through shared memory so that writes of one digit are contiguous.
+  // The keys in tile order by digit, staged for the scatter while the look-back waits.
 #pragma unroll
-  for (int j = 0; j < IPT; ++j) smem.keys.keys[ranks[j]] = keys[j];
+  for (int j = 0; j < IPT; ++j)
+    if (full || Rank::striped_index(j) < num_valid) smem.keys.keys[ranks[j]] = keys[j];
+
+  if (t < radix_bins) {
+    unsigned long long before = 0;
+    if (tile != 0) {
+      for (int p = tile - 1; p >= 0; --p) {
+        const volatile unsigned* slot = pass.lookback + static_cast<long long>(p) * radix_bins + t;
+        unsigned word;
+        while (((word = *slot) & ~lookback_count_mask) == 0)
+          if constexpr (Policy::pause_ns > 0) __nanosleep(Policy::pause_ns);
+        before += word & lookback_count_mask;
+        if (word & lookback_inclusive) break;
+      }
+      *reinterpret_cast<volatile unsigned*>(my_slot) = lookback_inclusive | static_cast<unsigned>(before + count);
+    }
+    const unsigned long long digit_base = pass.bins_in[t] + before;
+    scatter_base[t] = digit_base - start;
+    if (tile_begin + tile_items >= pass.portion_items) pass.bins_out[t] = digit_base + count;
+  }
   __syncthreads();
-  unsigned sorted_digits[IPT];
+
+  // Consecutive threads take consecutive sorted keys: a digit's keys go out as one run.
+  unsigned sorted_digits[HasValues ? IPT : 1];
 #pragma unroll
   for (int j = 0; j < IPT; ++j) {
-    const int i = j * radix_bins + t;
-    if (i < num_valid) {
+    const int i = j * block_threads + t;
+    if (full || i < num_valid) {
       const K key = smem.keys.keys[i];
-      sorted_digits[j] = radix_digit(RadixTraits<K>::to_ordered(key) ^ flip, pass.shift, pass.width);
-      keys_out[global_base[sorted_digits[j]] + i] = key;
+      const unsigned d = digit_of(key);
+      if constexpr (HasValues) sorted_digits[j] = d;
+      keys_out[scatter_base[d] + i] = key;
     }
   }
   if constexpr (HasValues) {
+    // Values are loaded only now, so they are not live across the ranking.
+    V values[IPT];
+    const V* tile_values = values_in + pass.portion_begin + tile_begin;
+#pragma unroll
+    for (int j = 0; j < IPT; ++j) {
+      const int idx = Rank::striped_index(j);
+      if (full || idx < num_valid) values[j] = tile_values[idx];
+    }
     __syncthreads();
 #pragma unroll
-    for (int j = 0; j < IPT; ++j) smem.values.values[ranks[j]] = values[j];
+    for (int j = 0; j < IPT; ++j)
+      if (full || Rank::striped_index(j) < num_valid) smem.values.values[ranks[j]] = values[j];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < IPT; ++j) {
-      const int i = j * radix_bins + t;
-      if (i < num_valid) values_out[global_base[sorted_digits[j]] + i] = smem.values.values[i];
+      const int i = j * block_threads + t;
+      if (full || i < num_valid) values_out[scatter_base[sorted_digits[j]] + i] = smem.values.values[i];
     }
   }
 }

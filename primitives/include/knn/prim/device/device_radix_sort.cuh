@@ -22,9 +22,7 @@ namespace knn::prim {
 
 namespace detail {
 
-struct NoValue {};
-
-template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K>>
+template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K, V, HasValues>>
 Status radix_sort_dispatch(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
                            const V* values_in, V* values_out, std::int64_t n, bool descending,
                            int begin_bit, int end_bit, cudaStream_t stream) {
@@ -90,7 +88,7 @@ Status radix_sort_dispatch(void* temp, std::size_t& temp_bytes, const K* keys_in
                         bins + p * bins_stride + q * radix_bins,
                         bins + p * bins_stride + (q + 1) * radix_bins,
                         lookback + 1, lookback};
-      onesweep_kernel<K, V, HasValues, Policy><<<static_cast<unsigned>(tiles), radix_bins, 0, stream>>>(
+      onesweep_kernel<K, V, HasValues, Policy><<<static_cast<unsigned>(tiles), Policy::block_threads, 0, stream>>>(
           src_keys, dst_keys, src_values, dst_values, flip, pass);
       KNN_PRIM_LAUNCH_CHECK();
     }
