@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -132,6 +133,14 @@ __global__ void squared_norms(const float* x, std::int64_t rows, int d, double* 
   if (lane == 0) out[row] = s;
 }
 
+// Squared norms rounded up and down to float, for the float bounds of l2.
+__global__ void round_norms(const double* norms, std::int64_t n, float* up, float* dn) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  up[i] = __double2float_ru(norms[i]);
+  dn[i] = __double2float_rd(norms[i]);
+}
+
 // Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
 // 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
 // L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is
@@ -145,6 +154,11 @@ struct Bounds {
   double c;
   const std::int64_t* exclude;  // indexed by q0 + row, or null
   std::int64_t q0;
+  // l2 in float (the two-pass path): the training rows' squared norms rounded up and down to
+  // float, and 1 + c rounded up, 1 - c rounded down.
+  const float* tn_up = nullptr;
+  const float* tn_dn = nullptr;
+  float c_up = 1.0f, c_dn = 1.0f;
 
   // One query's bounds, with what is constant along its row read once.
   struct Row {
@@ -153,6 +167,29 @@ struct Bounds {
     double qn, c;
     std::int64_t n, excluded;
     int metric;
+    const float* tn_up;
+    const float* tn_dn;
+    float qn_up, qn_dn, c_up, c_dn;
+
+    // l2's upper (Upper) or lower bound of the squared distance from v = q.t and the training
+    // row's squared norm rounded the same way, in float with every operation rounded away from
+    // the true value: (|q|^2 + |t|^2)(1 +- c) - 2 q.t bounds it as the double form of at() does,
+    // with a few float roundings more (each 2^-24 of the norms, against c >= d 2^-24). A
+    // product that overflowed gives NaN or an infinite bound: the row is kept (upper +inf,
+    // lower -inf).
+    template <bool Upper>
+    __device__ float l2_bound(std::int64_t j, float v, float tnj) const {
+      const float m2v = -2.0f * v;  // exact, unless it overflows
+      float b;
+      if (Upper) {
+        b = __fadd_ru(__fmul_ru(__fadd_ru(qn_up, tnj), c_up), m2v) + 0.0f;
+        if (isnan(b) || isinf(m2v)) b = INFINITY;
+      } else {
+        b = __fadd_rd(__fmul_rd(__fadd_rd(qn_dn, tnj), c_dn), m2v) + 0.0f;
+        if (isnan(b) || isinf(m2v)) b = -INFINITY;
+      }
+      return (j == excluded || j >= n) ? NAN : b;
+    }
 
     // Bounds of training row j from its approximate value v and squared norm tnj. Rows past the
     // end and the excluded row get NaN for both: NaN's ordered key is above +inf's, so they are
@@ -182,7 +219,9 @@ struct Bounds {
   };
 
   __device__ Row row_of(int row) const {
-    return Row{s + static_cast<std::int64_t>(row) * n, tn, qn[row], c, n, exclude ? exclude[q0 + row] : -1, metric};
+    const double q = qn[row];
+    return Row{s + static_cast<std::int64_t>(row) * n, tn, q, c, n, exclude ? exclude[q0 + row] : -1, metric,
+               tn_up, tn_dn, __double2float_ru(q), __double2float_rd(q), c_up, c_dn};
   }
 
   __device__ void operator()(int row, std::int64_t j, float& u, float& l) const {
@@ -422,16 +461,22 @@ constexpr unsigned kNoKey = 0xFFFFFFFFu;  // above every float's ordered key, Na
 constexpr int kStepVectors = 4;
 constexpr std::int64_t kStep = std::int64_t{kSelectThreads} * 4 * kStepVectors;
 
-template <bool Vec>
+// What a pass reads of each row: F32L2 passes read the float norms of the bound they need
+// (l2, Bounds::Row::l2_bound); the others the double norms (Bounds::Row::at).
+template <bool Vec, bool F32L2, bool Upper>
 __device__ __forceinline__ void load_step(const Bounds::Row& r, std::int64_t j0, float (&v)[kStepVectors][4],
-                                          double (&t)[kStepVectors][4]) {
+                                          double (&t)[kStepVectors][4], float (&tf)[kStepVectors][4]) {
+  const float* tnf = Upper ? r.tn_up : r.tn_dn;
 #pragma unroll
   for (int x = 0; x < kStepVectors; ++x) {
     const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
     if (Vec && p + 3 < r.n) {
       const float4 f = *reinterpret_cast<const float4*>(r.s + p);
       v[x][0] = f.x, v[x][1] = f.y, v[x][2] = f.z, v[x][3] = f.w;
-      if (r.metric != 1) {
+      if (F32L2) {
+        const float4 g = *reinterpret_cast<const float4*>(tnf + p);
+        tf[x][0] = g.x, tf[x][1] = g.y, tf[x][2] = g.z, tf[x][3] = g.w;
+      } else if (r.metric != 1) {
         const double2 a = *reinterpret_cast<const double2*>(r.tn + p), b = *reinterpret_cast<const double2*>(r.tn + p + 2);
         t[x][0] = a.x, t[x][1] = a.y, t[x][2] = b.x, t[x][3] = b.y;
       } else {
@@ -442,7 +487,8 @@ __device__ __forceinline__ void load_step(const Bounds::Row& r, std::int64_t j0,
       for (int e = 0; e < 4; ++e) {
         const bool in = p + e < r.n;
         v[x][e] = in ? r.s[p + e] : 0.0f;
-        t[x][e] = in && r.metric != 1 ? r.tn[p + e] : 0.0;
+        if (F32L2) tf[x][e] = in ? tnf[p + e] : 0.0f;
+        else t[x][e] = in && r.metric != 1 ? r.tn[p + e] : 0.0;
       }
     }
   }
@@ -452,24 +498,36 @@ __device__ __forceinline__ std::int64_t step_row(std::int64_t j0, int x, int e) 
   return j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4 + e;
 }
 
-// The bounds of this thread's 16 rows of the step at j0.
-template <bool Vec>
-__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, float (&u)[kStepVectors][4],
-                                            float (&l)[kStepVectors][4]) {
-  float v[kStepVectors][4];
+// The upper (Upper) or lower bounds of this thread's 16 rows of the step at j0.
+template <bool Vec, bool F32L2, bool Upper>
+__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, float (&b)[kStepVectors][4]) {
+  float v[kStepVectors][4], tf[kStepVectors][4];
   double t[kStepVectors][4];
-  load_step<Vec>(r, j0, v, t);
+  load_step<Vec, F32L2, Upper>(r, j0, v, t, tf);
 #pragma unroll
   for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) r.at(step_row(j0, x, e), v[x][e], t[x][e], u[x][e], l[x][e]);
+    for (int e = 0; e < 4; ++e) {
+      if (F32L2) {
+        b[x][e] = r.l2_bound<Upper>(step_row(j0, x, e), v[x][e], tf[x][e]);
+      } else {
+        float u, l;
+        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
+        b[x][e] = Upper ? u : l;
+      }
+    }
 }
 
 // tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
 // keys (M * kSelectThreads >= k). Excluded rows (NaN) never count; tau is at most +inf's key, so
 // a query with fewer than k finite upper bounds takes every row that is not excluded.
-template <int M, bool Vec>
-__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, unsigned* tau) {
+//
+// Only every `stride`-th step of the row is read: the k-th smallest upper bound of any subset
+// of the row is a valid tau, and a sample spread over the row gives one a little above the
+// row's own at a fraction of the reads (the candidate pass then takes about stride times k rows
+// instead of k, which the ranking absorbs for small k; see sample_stride()).
+template <int M, bool Vec, bool F32L2>
+__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int stride, unsigned* tau) {
   constexpr int kUnion = M * kSelectThreads;
   __shared__ unsigned keys[kUnion];
   const int row = blockIdx.x;
@@ -477,9 +535,9 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, uns
   unsigned best[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) best[m] = kNoKey;
-  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {
-    float u[kStepVectors][4], l[kStepVectors][4];
-    step_bounds<Vec>(r, j0, u, l);
+  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep * stride) {
+    float u[kStepVectors][4];
+    step_bounds<Vec, F32L2, true>(r, j0, u);
 #pragma unroll
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
@@ -532,7 +590,7 @@ struct Slots {
 
 // Appends each row whose lower bound is <= tau to its query's list, counting all of them. A warp
 // reserves places for all its finds of a step with one shared-memory atomic.
-template <bool Vec>
+template <bool Vec, bool F32L2>
 __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots) {
   __shared__ unsigned long long found;
   if (threadIdx.x == 0) found = 0;
@@ -543,8 +601,8 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
   const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
   const int lane = threadIdx.x % 32;
   for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {  // the same trip count for the whole block
-    float u[kStepVectors][4], l[kStepVectors][4];
-    step_bounds<Vec>(r, j0, u, l);
+    float l[kStepVectors][4];
+    step_bounds<Vec, F32L2, false>(r, j0, l);
     unsigned flags = 0;
 #pragma unroll
     for (int x = 0; x < kStepVectors; ++x)
@@ -622,11 +680,16 @@ class DeviceTrain final : public PreparedTrain {
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
     squared_norms<<<blocks_for(n * 32, 256), 256>>>(rows.get(), n, static_cast<int>(train.cols), norms.get());
     KNN_LAUNCHED(squared_norms);
+    norms_up.resize(train.rows);
+    norms_dn.resize(train.rows);
+    round_norms<<<blocks_for(n, 256), 256>>>(norms.get(), n, norms_up.get(), norms_dn.get());
+    KNN_LAUNCHED(round_norms);
     KNN_CUDA(cudaDeviceSynchronize());
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
   DeviceArray<double> norms;
+  DeviceArray<float> norms_up, norms_dn;  // rounded up and down to float
 
  private:
   int device_;
@@ -641,7 +704,7 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const Back
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * sizeof(double);
+  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * (sizeof(double) + 2 * sizeof(float));
   if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
   return std::make_shared<DeviceTrain>(train, device);
 }
@@ -693,6 +756,31 @@ struct Tile {
 // margin; most queries need far fewer.
 std::int64_t first_round_places(std::int64_t k) { return std::min<std::int64_t>(2 * k + 256, kRankCapacity); }
 
+// f(vec, f32l2) with both as compile-time constants: rows that start 16-byte aligned load as
+// float4, and l2 takes the float bounds.
+template <typename F>
+void with_pass_kind(const Bounds& b, F&& f) {
+  using T = std::true_type;
+  using N = std::false_type;
+  const bool vec = b.n % 4 == 0, l2 = b.metric == 0;
+  if (vec && l2) f(T{}, T{});
+  else if (vec) f(T{}, N{});
+  else if (l2) f(N{}, T{});
+  else f(N{}, N{});
+}
+
+void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, unsigned grid, cudaStream_t st) {
+  with_pass_kind(b, [&](auto vec, auto f32l2) {
+    collect<decltype(vec)::value, decltype(f32l2)::value><<<grid, kSelectThreads, 0, st>>>(b, tau, slots);
+  });
+  KNN_LAUNCHED(collect);
+}
+
+// Steps of the row that tau's pass reads: one in `stride`. The candidate pass then finds about
+// stride * k rows (plus those within the margin), which must fit the first round's lists of
+// 2k + 256 places: so a stride up to (k + 128) / 2k, at most 8, and none for k >= 128.
+int sample_stride(std::int64_t k) { return static_cast<int>(std::clamp<std::int64_t>((k + 128) / (2 * k), 1, 8)); }
+
 // Buffers of the two-pass path for a tile of qt queries.
 void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
   const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
@@ -715,21 +803,16 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.tau.get() + c0;
-  const bool vec = t.n % 4 == 0;
   const auto grid = static_cast<unsigned>(rows);
-  if (k <= 256) {
-    if (vec) union_tau<4, true><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
-    else union_tau<4, false><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
-  } else {
-    if (vec) union_tau<16, true><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
-    else union_tau<16, false><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), tau);
-  }
+  with_pass_kind(t.bounds, [&](auto vec, auto f32l2) {
+    constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
+    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
+    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
+  });
   KNN_LAUNCHED(union_tau);
   timer.mark(st, "tau");
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get() + c0 * cap, ctx.found.get() + c0};
-  if (vec) collect<true><<<grid, kSelectThreads, 0, st>>>(t.bounds, tau, first);
-  else collect<false><<<grid, kSelectThreads, 0, st>>>(t.bounds, tau, first);
-  KNN_LAUNCHED(collect);
+  launch_collect(t.bounds, tau, first, grid, st);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
@@ -753,7 +836,11 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
 // round for the queries whose list overflowed.
 void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out) {
   cudaStream_t st = ctx.select_stream->s;
+  const auto wait_start = std::chrono::steady_clock::now();
   KNN_CUDA(cudaStreamSynchronize(st));
+  if (std::getenv("KNN_GPU_TIMING"))
+    std::fprintf(stderr, "gpu stages: waited %.3f ms for the tile's device work\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count());
   const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
   const auto nq_tile = static_cast<std::size_t>(qt);
   const std::size_t at = static_cast<std::size_t>(t.q0 * k), items = nq_tile * static_cast<std::size_t>(k);
@@ -769,6 +856,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
   std::vector<int> rows;
   for (std::size_t i = 0; i < nq_tile; ++i)
     if (left[i]) rows.push_back(static_cast<int>(i));
+  std::size_t on_host = 0;
   const std::int64_t group_places = std::max<std::int64_t>(qt * cap, 1);
   std::vector<int> group;
   std::vector<std::int64_t> base, limit;
@@ -796,9 +884,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     const Slots again{ctx.slot_row.get(), ctx.slot_base.get(), ctx.slot_limit.get(), 0, ctx.cand.get(), ctx.found.get()};
-    if (t.n % 4 == 0) collect<true><<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
-    else collect<false><<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(t.bounds, ctx.tau.get(), again);
-    KNN_LAUNCHED(collect);
+    launch_collect(t.bounds, ctx.tau.get(), again, static_cast<unsigned>(g), st);
     KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, g * sizeof(int), st));
     rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
         t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
@@ -819,6 +905,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
       }
       // More candidates than shared memory holds (many rows tied within the margin): the host
       // ranks them with the same defined distance.
+      ++on_host;
       list.resize(static_cast<std::size_t>(limit[x]));
       KNN_CUDA(cudaMemcpy(list.data(), ctx.cand.get() + base[x], list.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
       const float* qrow = queries.row(static_cast<std::size_t>(t.q0) + static_cast<std::size_t>(group[x]));
@@ -832,6 +919,9 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
       }
     }
   }
+  if (std::getenv("KNN_GPU_TIMING"))
+    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked on the host\n", rows.size(), nq_tile,
+                 on_host);
 }
 
 }  // namespace
@@ -872,7 +962,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
-  const std::size_t train_bytes = static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * sizeof(double);
+  const std::size_t train_bytes =
+      static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * (sizeof(double) + 2 * sizeof(float));
   std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
   // Rows already resident count in what is free; a budget the user set holds them too.
   if (prepared && !options.device_memory_budget) budget += train_bytes;
@@ -883,7 +974,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + sizeof(double);
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + sizeof(double) + 2 * sizeof(float);
     const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
     if (rows == 0)
       throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
@@ -895,23 +986,43 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
   tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
 
-  DeviceArray<float> own_train;
+  DeviceArray<float> own_train, own_tn_up, own_tn_dn;
   DeviceArray<double> own_tn;
   const float* d_train = nullptr;
   const double* d_tn = nullptr;
+  const float *d_tn_up = nullptr, *d_tn_dn = nullptr;
   if (prepared) {
     d_train = prepared->rows.get();
     d_tn = prepared->norms.get();
+    d_tn_up = prepared->norms_up.get();
+    d_tn_dn = prepared->norms_dn.get();
   } else {
     own_train.resize(static_cast<std::size_t>(n) * d);
     own_tn.resize(static_cast<std::size_t>(n));
+    own_tn_up.resize(static_cast<std::size_t>(n));
+    own_tn_dn.resize(static_cast<std::size_t>(n));
     KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
                              cudaMemcpyHostToDevice, st));
     squared_norms<<<blocks_for(n * 32, 256), 256, 0, st>>>(own_train.get(), n, d, own_tn.get());
     KNN_LAUNCHED(squared_norms);
+    round_norms<<<blocks_for(n, 256), 256, 0, st>>>(own_tn.get(), n, own_tn_up.get(), own_tn_dn.get());
+    KNN_LAUNCHED(round_norms);
     d_train = own_train.get();
     d_tn = own_tn.get();
+    d_tn_up = own_tn_up.get();
+    d_tn_dn = own_tn_dn.get();
   }
+  // 1 + c and 1 - c rounded away from 1, for the float bounds of l2.
+  const float c_up = std::nextafter(static_cast<float>(1.0 + c), 2.0f);
+  const float c_dn = std::nextafter(static_cast<float>(1.0 - c), 0.0f);
+  auto make_bounds = [&](const float* s, const double* qn, std::int64_t first_query) {
+    Bounds b{s, n, metric, qn, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, first_query};
+    b.tn_up = d_tn_up;
+    b.tn_dn = d_tn_dn;
+    b.c_up = c_up;
+    b.c_dn = c_dn;
+    return b;
+  };
   if (req.exclude) {
     ctx.exclude.resize(static_cast<std::size_t>(nq));
     KNN_CUDA(cudaMemcpyAsync(ctx.exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
@@ -967,13 +1078,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       }
       timer.mark(st, "product");
       if (!fast) continue;
-      const Bounds chunk_bounds{s_chunk, n, metric, ctx.qn.get() + c0, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, q0 + c0};
+      const Bounds chunk_bounds = make_bounds(s_chunk, ctx.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
       fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric}, c0,
                         ctx.select_stream->s, timer);
     }
-    const Bounds bounds{ctx.s.get(), n, metric, ctx.qn.get(), d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, q0};
+    const Bounds bounds = make_bounds(ctx.s.get(), ctx.qn.get(), q0);
     if (fast) {
       const auto host_start = std::chrono::steady_clock::now();
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out);
