@@ -380,12 +380,10 @@ void bench_size(size_t n, bool full) {
   if (full) {
     using namespace knn::prim::detail;
     tune_sort<RadixSortPolicy<unsigned>>(in, out, out2, n, sk_cub, t_ours, sort_reps, true);
-    tune_sort<OnesweepTuning<384, 20, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<384, 20, 1, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
     tune_sort<OnesweepTuning<384, 16, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<384, 24, 1, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 22, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
     tune_sort<OnesweepTuning<256, 24, 2, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
-    tune_sort<OnesweepTuning<512, 16, 1, 0>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
+    tune_sort<OnesweepTuning<384, 20, 2, 100>>(in, out, out2, n, sk_cub, t_ours, sort_reps);
     unsigned long long* counts = nullptr;
     CK(cudaMalloc(&counts, 4 * 256 * sizeof(unsigned long long)));
     time_sort_histogram(in, n, counts);
@@ -415,10 +413,10 @@ void bench_size(size_t n, bool full) {
     const auto* fk = reinterpret_cast<const unsigned*>(fkeys);
     const auto* fo = reinterpret_cast<const unsigned*>(fout);
     tune_sort<RadixSortPolicy<float, unsigned, true>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, true, vin, vout, vout2);
-    tune_sort<OnesweepTuning<384, 16, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
-    tune_sort<OnesweepTuning<384, 20, 1, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
-    tune_sort<OnesweepTuning<384, 12, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
-    tune_sort<OnesweepTuning<256, 20, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 18, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 20, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<384, 23, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
+    tune_sort<OnesweepTuning<256, 24, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
   }
 
   if (full && n >= 10000ull * 1024) {

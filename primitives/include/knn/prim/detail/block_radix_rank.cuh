@@ -93,9 +93,22 @@ KNN_PRIM_DEVICE unsigned match_digit(unsigned digit, unsigned lanes) {
   unsigned peers = lanes;
 #pragma unroll
   for (int b = 0; b < radix_bits; ++b) {
+    unsigned same;  // lanes whose bit b equals this lane's
+#if defined(__CUDA_ARCH__)
+    // One predicate serves the ballot and the complement (C++ left a select per bit).
+    asm("{\n\t.reg .pred p;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 p, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+        "@!p not.b32 %0, %0;\n\t}"
+        : "=r"(same)
+        : "r"(digit), "r"(1u << b));
+#else
     const bool bit = (digit >> b) & 1u;
-    const unsigned set = __ballot_sync(full_mask, bit);
-    peers &= bit ? set : ~set;
+    same = __ballot_sync(full_mask, bit);
+    if (!bit) same = ~same;
+#endif
+    peers &= same;
   }
   return peers;
 }
@@ -136,14 +149,15 @@ struct BlockRadixRankCounts {
   // counts_ready(count) runs on those threads as soon as the counts are known. Ends with
   // __syncthreads(), after which temp may be reused.
   // digit_of(item) gives an item's digit.
-  template <typename Item, typename DigitOf, typename CountsReady>
+  // Full: num_valid is the whole tile (the common case, without a bounds check per item).
+  template <bool Full, typename Item, typename DigitOf, typename CountsReady>
   __device__ static void rank(TempStorage& temp, const Item (&items)[ItemsPerThread], DigitOf digit_of, int num_valid,
                               int (&ranks)[ItemsPerThread], unsigned& digit_count, unsigned& digit_start,
                               CountsReady&& counts_ready) {
     const int t = static_cast<int>(threadIdx.x);
     const int warp = t / warp_threads;
     const int lane = lane_id();
-    const bool full = num_valid >= tile_items;
+    constexpr bool full = Full;
     unsigned* mine = temp.warp_offsets[warp];
 #pragma unroll
     for (int b = lane; b < radix_bins; b += warp_threads) mine[b] = 0;

@@ -123,44 +123,41 @@ struct OnesweepPass {
   unsigned* tile_counter;             // zeroed
 };
 
-template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K, V, HasValues>>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks)
-onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out,
-                typename RadixTraits<K>::Bits flip, OnesweepPass pass) {
+template <typename K, typename V, bool HasValues, typename Policy>
+struct OnesweepStorage {
+  using Rank = BlockRadixRankCounts<Policy::block_threads, Policy::items_per_thread>;
+  union {
+    typename Rank::TempStorage rank;
+    K keys[Policy::tile_items];
+    V values[HasValues ? Policy::tile_items : 1];
+  };
+  // Output index of a key = scatter_base[digit] + its position in the sorted tile (mod 2^64).
+  unsigned long long scatter_base[radix_bins];
+  int tile;
+};
+
+// One tile of a onesweep pass. Full: the tile holds tile_items keys (all but a portion's last
+// tile), so no item needs a bounds check.
+template <typename K, typename V, bool HasValues, typename Policy, bool Full>
+__device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, Policy>& smem, const K* keys_in, K* keys_out,
+                                              const V* values_in, V* values_out, typename RadixTraits<K>::Bits flip,
+                                              const OnesweepPass& pass, int tile, int num_valid) {
   constexpr int IPT = Policy::items_per_thread;
   constexpr int block_threads = Policy::block_threads;
   constexpr int tile_items = Policy::tile_items;
-  using Rank = BlockRadixRankCounts<block_threads, IPT>;
-  struct KeyTile { K keys[tile_items]; };
-  struct ValueTile { V values[HasValues ? tile_items : 1]; };
-  __shared__ union {
-    typename Rank::TempStorage rank;
-    KeyTile keys;
-    ValueTile values;
-  } smem;
-  // Output index of a key = scatter_base[digit] + its position in the sorted tile (mod 2^64).
-  __shared__ unsigned long long scatter_base[radix_bins];
-  __shared__ int tile_shared;
-
+  using Rank = typename OnesweepStorage<K, V, HasValues, Policy>::Rank;
   const int t = static_cast<int>(threadIdx.x);
-  if (t == 0) tile_shared = static_cast<int>(atomicAdd(pass.tile_counter, 1u));
-  __syncthreads();
-  const int tile = tile_shared;
   const long long tile_begin = static_cast<long long>(tile) * tile_items;
-  const long long remaining = pass.portion_items - tile_begin;
-  const int num_valid = remaining < tile_items ? static_cast<int>(remaining) : tile_items;
-  const bool full = num_valid == tile_items;
   const K* tile_keys = keys_in + pass.portion_begin + tile_begin;
   auto digit_of = [&](K key) {
     return radix_digit(RadixTraits<K>::to_ordered(key) ^ flip, pass.shift, pass.width);
   };
+  auto valid = [&](int position) { return Full || position < num_valid; };
 
   K keys[IPT];
 #pragma unroll
-  for (int j = 0; j < IPT; ++j) {
-    const int idx = Rank::striped_index(j);
-    if (full || idx < num_valid) keys[j] = tile_keys[idx];
-  }
+  for (int j = 0; j < IPT; ++j)
+    if (valid(Rank::striped_index(j))) keys[j] = tile_keys[Rank::striped_index(j)];
 
   // Thread t < 256 owns digit t: the tile's count is published before ranking, so that the
   // tiles after it find it in their look-back while this one still ranks.
@@ -169,15 +166,15 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
   unsigned count = 0, start = 0;
   // Digits are recomputed from the keys where needed: an array of them would stay live across
   // the ranking and cost IPT registers.
-  Rank::rank(smem.rank, keys, [&](const K& key) { return digit_of(key); }, num_valid, ranks, count, start,
-             [&](unsigned c) {
+  Rank::template rank<Full>(smem.rank, keys, [&](const K& key) { return digit_of(key); }, num_valid, ranks, count, start,
+                            [&](unsigned c) {
     *reinterpret_cast<volatile unsigned*>(my_slot) = (tile == 0 ? lookback_inclusive : lookback_aggregate) | c;
   });
 
   // The keys in tile order by digit, staged for the scatter while the look-back waits.
 #pragma unroll
   for (int j = 0; j < IPT; ++j)
-    if (full || Rank::striped_index(j) < num_valid) smem.keys.keys[ranks[j]] = keys[j];
+    if (valid(Rank::striped_index(j))) smem.keys[ranks[j]] = keys[j];
 
   if (t < radix_bins) {
     unsigned long long before = 0;
@@ -193,7 +190,7 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
       *reinterpret_cast<volatile unsigned*>(my_slot) = lookback_inclusive | static_cast<unsigned>(before + count);
     }
     const unsigned long long digit_base = pass.bins_in[t] + before;
-    scatter_base[t] = digit_base - start;
+    smem.scatter_base[t] = digit_base - start;
     if (tile_begin + tile_items >= pass.portion_items) pass.bins_out[t] = digit_base + count;
   }
   __syncthreads();
@@ -203,11 +200,11 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
 #pragma unroll
   for (int j = 0; j < IPT; ++j) {
     const int i = j * block_threads + t;
-    if (full || i < num_valid) {
-      const K key = smem.keys.keys[i];
+    if (valid(i)) {
+      const K key = smem.keys[i];
       const unsigned d = digit_of(key);
       if constexpr (HasValues) sorted_digits[j] = d;
-      keys_out[scatter_base[d] + i] = key;
+      keys_out[smem.scatter_base[d] + i] = key;
     }
   }
   if constexpr (HasValues) {
@@ -215,21 +212,36 @@ onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out
     V values[IPT];
     const V* tile_values = values_in + pass.portion_begin + tile_begin;
 #pragma unroll
-    for (int j = 0; j < IPT; ++j) {
-      const int idx = Rank::striped_index(j);
-      if (full || idx < num_valid) values[j] = tile_values[idx];
-    }
+    for (int j = 0; j < IPT; ++j)
+      if (valid(Rank::striped_index(j))) values[j] = tile_values[Rank::striped_index(j)];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < IPT; ++j)
-      if (full || Rank::striped_index(j) < num_valid) smem.values.values[ranks[j]] = values[j];
+      if (valid(Rank::striped_index(j))) smem.values[ranks[j]] = values[j];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < IPT; ++j) {
       const int i = j * block_threads + t;
-      if (full || i < num_valid) values_out[scatter_base[sorted_digits[j]] + i] = smem.values.values[i];
+      if (valid(i)) values_out[smem.scatter_base[sorted_digits[j]] + i] = smem.values[i];
     }
   }
+}
+
+template <typename K, typename V, bool HasValues, typename Policy = RadixSortPolicy<K, V, HasValues>>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks)
+onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out,
+                typename RadixTraits<K>::Bits flip, OnesweepPass pass) {
+  __shared__ OnesweepStorage<K, V, HasValues, Policy> smem;
+  if (threadIdx.x == 0) smem.tile = static_cast<int>(atomicAdd(pass.tile_counter, 1u));
+  __syncthreads();
+  const int tile = smem.tile;
+  const long long remaining = pass.portion_items - static_cast<long long>(tile) * Policy::tile_items;
+  if (remaining >= Policy::tile_items)
+    onesweep_tile<K, V, HasValues, Policy, true>(smem, keys_in, keys_out, values_in, values_out, flip, pass, tile,
+                                                 Policy::tile_items);
+  else
+    onesweep_tile<K, V, HasValues, Policy, false>(smem, keys_in, keys_out, values_in, values_out, flip, pass, tile,
+                                                  static_cast<int>(remaining));
 }
 
 }  // namespace knn::prim::detail
