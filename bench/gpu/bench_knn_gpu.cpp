@@ -3,6 +3,8 @@
 // Times are wall-clock medians of whole search calls (host data in, neighbours out), so they
 // include the transfers; beside them, the peak device memory of each row (DevicePeak says what it
 // holds). PyTorch and FAISS run beside it from bench/gpu/torch_knn.py.
+//
+//   bench_knn_gpu [TRAIN_CSV TEST_CSV [--no-scaling | --fm-only | --stages]]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -320,6 +322,7 @@ int main(int argc, char** argv) {
     }
     load_kernels();
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);
+    if (argc >= 4 && std::string(argv[3]) == "--fm-only") return 0;
     synthetic();
     if (!(argc >= 4 && std::string(argv[3]) == "--no-scaling")) scaling();
     std::printf("\npeak device memory: the most in use on the device (cudaMemGetInfo, sampled every 0.1 ms) while a backend made\n"

@@ -17,12 +17,17 @@ namespace knn::prim::detail {
 // The onesweep pass's shape. BlockThreads (>= 256: threads below 256 own a digit each) x
 // ItemsPerThread keys make a tile. MinBlocks: resident blocks per SM the compiler must allow
 // (caps registers). PauseNs: __nanosleep while a predecessor tile has published nothing.
-template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0>
+// EarlyValues (pairs): values are loaded right after the ranking and the sorted tile's digits
+// wait in shared memory; otherwise values are loaded after the keys' scatter and the digits
+// wait in registers (H200, f32 -> u32 pairs at 2^28: 1.10-1.11x CUB's time late, 1.12-1.14x
+// early, in two runs of the same binary).
+template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0, bool EarlyValues = false>
 struct OnesweepTuning {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int min_blocks = MinBlocks;
   static constexpr int pause_ns = PauseNs;
+  static constexpr bool early_values = EarlyValues;
   static constexpr int tile_items = block_threads * items_per_thread;
   // Keys per onesweep launch, whole tiles: per-digit look-back counts stay below 2^30 (packed
   // with a 2-bit status in 32 bits) and the look-back buffer stays bounded whatever n is.
@@ -33,12 +38,13 @@ struct OnesweepTuning {
 struct NoValue {};
 
 // Tiles of 384 threads: two blocks fill an SM's registers at up to 80 per thread, and a tile of
-// 7,680 4-byte keys halves the tiles (and their look-back steps) of a 256 x 16 tile. Pairs and
-// 8-byte keys keep fewer per thread: the exchange buffer must fit in 48 KiB of static shared
-// memory, and values raise the registers live across the ranking.
+// 7,680 4-byte keys halves the tiles (and their look-back steps) of a 256 x 16 tile. 8-byte keys
+// or values keep fewer per thread: the exchange buffer must fit in 48 KiB of static shared
+// memory. (H200, 2^28 u32 keys: 384 x 20 0.99x CUB's time, 384 x 16 1.10x, 256 x 24 1.12x;
+// f32 -> u32 pairs: 384 x 20 1.10x, 384 x 16 1.25x, 384 x 22 1.11x.)
 template <typename K, typename V = NoValue, bool HasValues = false>
 using RadixSortPolicy =
-    OnesweepTuning<384, sizeof(K) == 4 ? (HasValues ? (sizeof(V) == 4 ? 16 : 12) : 20) : (HasValues ? 8 : 12), 2>;
+    OnesweepTuning<384, sizeof(K) == 4 ? (HasValues ? (sizeof(V) == 4 ? 20 : 12) : 20) : (HasValues ? 8 : 12), 2>;
 
 constexpr unsigned lookback_aggregate = 1u << 30;
 constexpr unsigned lookback_inclusive = 2u << 30;
@@ -133,6 +139,9 @@ struct OnesweepStorage {
   };
   // Output index of a key = scatter_base[digit] + its position in the sorted tile (mod 2^64).
   unsigned long long scatter_base[radix_bins];
+  // Pairs: the digit of each key of the sorted tile, kept here for the values' scatter rather
+  // than in IPT registers live across the value exchange.
+  unsigned char sorted_digits[HasValues && Policy::early_values ? Policy::tile_items : 1];
   int tile;
 };
 
@@ -175,6 +184,17 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
 #pragma unroll
   for (int j = 0; j < IPT; ++j)
     if (valid(Rank::striped_index(j))) smem.keys[ranks[j]] = keys[j];
+  // Pairs: the values are loaded now, so that their loads are in flight during the look-back
+  // and the keys' scatter (the keys are dead by now, and the sorted digits wait in shared memory).
+  constexpr bool early_values = HasValues && Policy::early_values;
+  V values[HasValues ? IPT : 1];
+  auto load_values = [&] {
+    const V* tile_values = values_in + pass.portion_begin + tile_begin;
+#pragma unroll
+    for (int j = 0; j < IPT; ++j)
+      if (valid(Rank::striped_index(j))) values[j] = tile_values[Rank::striped_index(j)];
+  };
+  if constexpr (early_values) load_values();
 
   if (t < radix_bins) {
     unsigned long long before = 0;
@@ -196,24 +216,20 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
   __syncthreads();
 
   // Consecutive threads take consecutive sorted keys: a digit's keys go out as one run.
-  unsigned sorted_digits[HasValues ? IPT : 1];
+  unsigned sorted_digits[HasValues && !early_values ? IPT : 1];
 #pragma unroll
   for (int j = 0; j < IPT; ++j) {
     const int i = j * block_threads + t;
     if (valid(i)) {
       const K key = smem.keys[i];
       const unsigned d = digit_of(key);
-      if constexpr (HasValues) sorted_digits[j] = d;
+      if constexpr (early_values) smem.sorted_digits[i] = static_cast<unsigned char>(d);
+      else if constexpr (HasValues) sorted_digits[j] = d;
       keys_out[smem.scatter_base[d] + i] = key;
     }
   }
   if constexpr (HasValues) {
-    // Values are loaded only now, so they are not live across the ranking.
-    V values[IPT];
-    const V* tile_values = values_in + pass.portion_begin + tile_begin;
-#pragma unroll
-    for (int j = 0; j < IPT; ++j)
-      if (valid(Rank::striped_index(j))) values[j] = tile_values[Rank::striped_index(j)];
+    if constexpr (!early_values) load_values();
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < IPT; ++j)
@@ -222,7 +238,12 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
 #pragma unroll
     for (int j = 0; j < IPT; ++j) {
       const int i = j * block_threads + t;
-      if (valid(i)) values_out[smem.scatter_base[sorted_digits[j]] + i] = smem.values[i];
+      if (valid(i)) {
+        unsigned d;
+        if constexpr (early_values) d = smem.sorted_digits[i];
+        else d = sorted_digits[j];
+        values_out[smem.scatter_base[d] + i] = smem.values[i];
+      }
     }
   }
 }
