@@ -177,6 +177,25 @@ TEST(CudaBackend, ExcludedRows) {
                        "exclude");
 }
 
+// Training rows ordered from far to near: tau's pass reads a sample of each row (one step in
+// several, for small k), and here the sample holds none of the nearest, so tau is loose, many
+// rows become candidates, lists overflow into the second round and past shared memory to the
+// host. The answer must not change.
+TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::size_t n = 40000, d = 8;
+  auto train = knn::test::random_matrix(n, d, rng, -0.01f, 0.01f);
+  for (std::size_t i = 0; i < n; ++i) train.values[i * d] += static_cast<float>(n - i) * 0.001f;  // row 0 farthest
+  const auto q = knn::test::random_matrix(64, d, rng, -0.01f, 0.01f);
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+    for (std::size_t k : {1u, 10u, 100u})
+      expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), run(knn::Device::cpu, train, q, k, knn::Metric::l2),
+                       "far-to-near rows, k = " + std::to_string(k));
+}
+
 TEST(CudaBackend, SmallMemoryBudgetGivesTheSameAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
