@@ -19,8 +19,8 @@ namespace knn::prim::detail {
 // (caps registers). PauseNs: __nanosleep while a predecessor tile has published nothing.
 // EarlyValues (pairs): values are loaded right after the ranking and the sorted tile's digits
 // wait in shared memory; otherwise values are loaded after the keys' scatter and the digits
-// wait in registers (H200, f32 -> u32 pairs at 2^28: 1.10-1.11x CUB's time late, 1.12-1.14x
-// early, in two runs of the same binary).
+// wait in registers (H200, f32 -> u32 pairs at 2^28, 384 x 20: 1.10-1.11x CUB's time late,
+// 1.12x early, in the runs that timed both).
 template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0, bool EarlyValues = false>
 struct OnesweepTuning {
   static constexpr int block_threads = BlockThreads;
@@ -41,7 +41,7 @@ struct NoValue {};
 // 7,680 4-byte keys halves the tiles (and their look-back steps) of a 256 x 16 tile. 8-byte keys
 // or values keep fewer per thread: the exchange buffer must fit in 48 KiB of static shared
 // memory. (H200, 2^28 u32 keys: 384 x 20 0.99x CUB's time, 384 x 16 1.10x, 256 x 24 1.12x;
-// f32 -> u32 pairs: 384 x 20 1.10x, 384 x 16 1.25x, 384 x 22 1.11x.)
+// f32 -> u32 pairs: 384 x 20 1.10-1.12x, 384 x 16 1.20-1.25x, 384 x 22 1.10-1.11x.)
 template <typename K, typename V = NoValue, bool HasValues = false>
 using RadixSortPolicy =
     OnesweepTuning<384, sizeof(K) == 4 ? (HasValues ? (sizeof(V) == 4 ? 20 : 12) : 20) : (HasValues ? 8 : 12), 2>;
@@ -184,8 +184,9 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
 #pragma unroll
   for (int j = 0; j < IPT; ++j)
     if (valid(Rank::striped_index(j))) smem.keys[ranks[j]] = keys[j];
-  // Pairs: the values are loaded now, so that their loads are in flight during the look-back
-  // and the keys' scatter (the keys are dead by now, and the sorted digits wait in shared memory).
+  // Pairs with early_values load their values here, so that the loads are in flight during the
+  // look-back and the keys' scatter (the keys are dead by now; the sorted digits will wait in
+  // shared memory); otherwise after the keys' scatter.
   constexpr bool early_values = HasValues && Policy::early_values;
   V values[HasValues ? IPT : 1];
   auto load_values = [&] {
