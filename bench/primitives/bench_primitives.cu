@@ -18,8 +18,7 @@
 // (first/retry; "no pause": none), "bidx" numbers tiles by block index instead of a counter,
 // "*" marks the current default. "tune: sort keys 384x20 b1 p100" is the onesweep pass of the
 // u32 key sort ("sort pairs": f32 -> u32 pairs): threads x keys per thread, resident blocks per
-// SM asked of the compiler, the look-back's pause in ns; "early": values loaded right after the
-// ranking, the sorted digits kept in shared memory.
+// SM asked of the compiler, the look-back's pause in ns.
 #include <cub/cub.cuh>
 
 #include <knn/prim/device/device_radix_select.cuh>
@@ -205,9 +204,8 @@ void tune_sort(const unsigned* in, unsigned* out, const unsigned* cub_out, size_
   size_t bytes = need;
   const float ms = median_ms([&] { run(tp, bytes); }, reps);
   char name[96], check[64];
-  std::snprintf(name, sizeof name, "tune: sort %s %dx%d b%d p%d%s%s", Pairs ? "pairs" : "keys", Tuning::block_threads,
-                Tuning::items_per_thread, Tuning::min_blocks, Tuning::pause_ns,
-                Pairs && Tuning::early_values ? " early" : "", is_default ? " *" : "");
+  std::snprintf(name, sizeof name, "tune: sort %s %dx%d b%d p%d%s", Pairs ? "pairs" : "keys", Tuning::block_threads,
+                Tuning::items_per_thread, Tuning::min_blocks, Tuning::pause_ns, is_default ? " *" : "");
   if (Pairs)
     std::snprintf(check, sizeof check, "%llu keys, %llu values differ", differ(out, cub_out, n),
                   differ(vout, cub_values, n));
@@ -415,9 +413,7 @@ void bench_size(size_t n, bool full) {
     const auto* fk = reinterpret_cast<const unsigned*>(fkeys);
     const auto* fo = reinterpret_cast<const unsigned*>(fout);
     tune_sort<RadixSortPolicy<float, unsigned, true>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, true, vin, vout, vout2);
-    tune_sort<OnesweepTuning<384, 20, 2, 0, true>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
     tune_sort<OnesweepTuning<384, 22, 2, 0>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
-    tune_sort<OnesweepTuning<384, 22, 2, 0, true>, true>(fk, out, fo, n, sp_cub, t_ours, sort_reps, false, vin, vout, vout2);
   }
 
   if (full && n >= 10000ull * 1024) {

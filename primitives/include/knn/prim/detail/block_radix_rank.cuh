@@ -157,14 +157,13 @@ struct BlockRadixRankCounts {
     const int t = static_cast<int>(threadIdx.x);
     const int warp = t / warp_threads;
     const int lane = lane_id();
-    constexpr bool full = Full;
     unsigned* mine = temp.warp_offsets[warp];
 #pragma unroll
     for (int b = lane; b < radix_bins; b += warp_threads) mine[b] = 0;
     __syncwarp();
 #pragma unroll
     for (int j = 0; j < ItemsPerThread; ++j)
-      if (full || striped_index(j) < num_valid) atomicAdd(&mine[digit_of(items[j])], 1u);
+      if (Full || striped_index(j) < num_valid) atomicAdd(&mine[digit_of(items[j])], 1u);
     __syncthreads();
 
     unsigned total = 0;
@@ -190,8 +189,8 @@ struct BlockRadixRankCounts {
     const unsigned lanes_upto = 0xffffffffu >> (31 - lane);  // this lane and those below it
 #pragma unroll
     for (int j = 0; j < ItemsPerThread; ++j) {
-      const unsigned d = (full || striped_index(j) < num_valid) ? digit_of(items[j]) : 0u;
-      const unsigned valid = full ? full_mask : __ballot_sync(full_mask, striped_index(j) < num_valid);
+      const unsigned d = (Full || striped_index(j) < num_valid) ? digit_of(items[j]) : 0u;
+      const unsigned valid = Full ? full_mask : __ballot_sync(full_mask, striped_index(j) < num_valid);
       const unsigned peers = match_digit(d, valid);
       const int leader = 31 - __clz(peers);  // -1 for an invalid lane with no valid peer
       const unsigned below = __popc(peers & lanes_upto);

@@ -17,17 +17,12 @@ namespace knn::prim::detail {
 // The onesweep pass's shape. BlockThreads (>= 256: threads below 256 own a digit each) x
 // ItemsPerThread keys make a tile. MinBlocks: resident blocks per SM the compiler must allow
 // (caps registers). PauseNs: __nanosleep while a predecessor tile has published nothing.
-// EarlyValues (pairs): values are loaded right after the ranking and the sorted tile's digits
-// wait in shared memory; otherwise values are loaded after the keys' scatter and the digits
-// wait in registers (H200, f32 -> u32 pairs at 2^28, 384 x 20: 1.10-1.11x CUB's time late,
-// 1.12x early, in the runs that timed both).
-template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0, bool EarlyValues = false>
+template <int BlockThreads, int ItemsPerThread, int MinBlocks = 1, int PauseNs = 0>
 struct OnesweepTuning {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int min_blocks = MinBlocks;
   static constexpr int pause_ns = PauseNs;
-  static constexpr bool early_values = EarlyValues;
   static constexpr int tile_items = block_threads * items_per_thread;
   // Keys per onesweep launch, whole tiles: per-digit look-back counts stay below 2^30 (packed
   // with a 2-bit status in 32 bits) and the look-back buffer stays bounded whatever n is.
@@ -139,9 +134,6 @@ struct OnesweepStorage {
   };
   // Output index of a key = scatter_base[digit] + its position in the sorted tile (mod 2^64).
   unsigned long long scatter_base[radix_bins];
-  // Pairs: the digit of each key of the sorted tile, kept here for the values' scatter rather
-  // than in IPT registers live across the value exchange.
-  unsigned char sorted_digits[HasValues && Policy::early_values ? Policy::tile_items : 1];
   int tile;
 };
 
@@ -184,18 +176,6 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
 #pragma unroll
   for (int j = 0; j < IPT; ++j)
     if (valid(Rank::striped_index(j))) smem.keys[ranks[j]] = keys[j];
-  // Pairs with early_values load their values here, so that the loads are in flight during the
-  // look-back and the keys' scatter (the keys are dead by now; the sorted digits will wait in
-  // shared memory); otherwise after the keys' scatter.
-  constexpr bool early_values = HasValues && Policy::early_values;
-  V values[HasValues ? IPT : 1];
-  auto load_values = [&] {
-    const V* tile_values = values_in + pass.portion_begin + tile_begin;
-#pragma unroll
-    for (int j = 0; j < IPT; ++j)
-      if (valid(Rank::striped_index(j))) values[j] = tile_values[Rank::striped_index(j)];
-  };
-  if constexpr (early_values) load_values();
 
   if (t < radix_bins) {
     unsigned long long before = 0;
@@ -217,20 +197,26 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
   __syncthreads();
 
   // Consecutive threads take consecutive sorted keys: a digit's keys go out as one run.
-  unsigned sorted_digits[HasValues && !early_values ? IPT : 1];
+  unsigned sorted_digits[HasValues ? IPT : 1];
 #pragma unroll
   for (int j = 0; j < IPT; ++j) {
     const int i = j * block_threads + t;
     if (valid(i)) {
       const K key = smem.keys[i];
       const unsigned d = digit_of(key);
-      if constexpr (early_values) smem.sorted_digits[i] = static_cast<unsigned char>(d);
-      else if constexpr (HasValues) sorted_digits[j] = d;
+      if constexpr (HasValues) sorted_digits[j] = d;
       keys_out[smem.scatter_base[d] + i] = key;
     }
   }
   if constexpr (HasValues) {
-    if constexpr (!early_values) load_values();
+    // Values are loaded only now, so they are not live across the ranking. (Loading them right
+    // after the ranking, with the sorted digits in shared memory, measured slower: 1.12x CUB's
+    // time against 1.10-1.11x for f32 -> u32 pairs at 2^28 on an H200.)
+    V values[IPT];
+    const V* tile_values = values_in + pass.portion_begin + tile_begin;
+#pragma unroll
+    for (int j = 0; j < IPT; ++j)
+      if (valid(Rank::striped_index(j))) values[j] = tile_values[Rank::striped_index(j)];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < IPT; ++j)
@@ -239,12 +225,7 @@ __device__ __forceinline__ void onesweep_tile(OnesweepStorage<K, V, HasValues, P
 #pragma unroll
     for (int j = 0; j < IPT; ++j) {
       const int i = j * block_threads + t;
-      if (valid(i)) {
-        unsigned d;
-        if constexpr (early_values) d = smem.sorted_digits[i];
-        else d = sorted_digits[j];
-        values_out[smem.scatter_base[d] + i] = smem.values[i];
-      }
+      if (valid(i)) values_out[smem.scatter_base[sorted_digits[j]] + i] = smem.values[i];
     }
   }
 }
