@@ -21,15 +21,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <knn/prim/block/block_scan.cuh>
@@ -669,27 +669,37 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   }
 }
 
+// The squared norms of n training rows on the device: in double (the bounds' double form), and
+// rounded up and down to float (l2's float bounds).
+struct TrainNorms {
+  // Device bytes a training row takes besides its values.
+  static constexpr std::size_t row_bytes = sizeof(double) + 2 * sizeof(float);
+  DeviceArray<double> exact;
+  DeviceArray<float> up, dn;
+  void compute(const float* rows, std::int64_t n, int d, cudaStream_t st) {
+    exact.resize(static_cast<std::size_t>(n));
+    up.resize(static_cast<std::size_t>(n));
+    dn.resize(static_cast<std::size_t>(n));
+    squared_norms<<<blocks_for(n * 32, 256), 256, 0, st>>>(rows, n, d, exact.get());
+    KNN_LAUNCHED(squared_norms);
+    round_norms<<<blocks_for(n, 256), 256, 0, st>>>(exact.get(), n, up.get(), dn.get());
+    KNN_LAUNCHED(round_norms);
+  }
+};
+
 // Training rows and their squared norms in device memory.
 class DeviceTrain final : public PreparedTrain {
  public:
   DeviceTrain(const Matrix& train, int device) : device_(device), rows_(train.rows), cols_(train.cols) {
     KNN_CUDA(cudaSetDevice(device));
-    const auto n = static_cast<std::int64_t>(train.rows);
     rows.resize(train.values.size());
-    norms.resize(train.rows);
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
-    squared_norms<<<blocks_for(n * 32, 256), 256>>>(rows.get(), n, static_cast<int>(train.cols), norms.get());
-    KNN_LAUNCHED(squared_norms);
-    norms_up.resize(train.rows);
-    norms_dn.resize(train.rows);
-    round_norms<<<blocks_for(n, 256), 256>>>(norms.get(), n, norms_up.get(), norms_dn.get());
-    KNN_LAUNCHED(round_norms);
+    norms.compute(rows.get(), static_cast<std::int64_t>(train.rows), static_cast<int>(train.cols), 0);
     KNN_CUDA(cudaDeviceSynchronize());
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
-  DeviceArray<double> norms;
-  DeviceArray<float> norms_up, norms_dn;  // rounded up and down to float
+  TrainNorms norms;
 
  private:
   int device_;
@@ -704,7 +714,7 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const Back
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * (sizeof(double) + 2 * sizeof(float));
+  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * TrainNorms::row_bytes;
   if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
   return std::make_shared<DeviceTrain>(train, device);
 }
@@ -737,10 +747,6 @@ void upload_queries(GpuContext& ctx, float* dst, const float* src, std::size_t c
   ctx.stage_used[which] = true;
   KNN_CUDA(cudaStreamWaitEvent(st, ctx.staged[which].e, 0));
 }
-
-}  // namespace
-
-namespace {
 
 // What a tile of queries needs on the device: the product's bounds, and the data to rank with.
 struct Tile {
@@ -834,11 +840,13 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
 
 // After every chunk of the tile `t` was queued: its first-round results into out, and a second
 // round for the queries whose list overflowed.
-void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out) {
+// timing: print the wait for the device and the second round's counts (KNN_GPU_TIMING).
+void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out,
+                        bool timing) {
   cudaStream_t st = ctx.select_stream->s;
   const auto wait_start = std::chrono::steady_clock::now();
   KNN_CUDA(cudaStreamSynchronize(st));
-  if (std::getenv("KNN_GPU_TIMING"))
+  if (timing)
     std::fprintf(stderr, "gpu stages: waited %.3f ms for the tile's device work\n",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count());
   const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
@@ -919,7 +927,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
       }
     }
   }
-  if (std::getenv("KNN_GPU_TIMING"))
+  if (timing)
     std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked on the host\n", rows.size(), nq_tile,
                  on_host);
 }
@@ -962,8 +970,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
-  const std::size_t train_bytes =
-      static_cast<std::size_t>(n) * d * sizeof(float) + static_cast<std::size_t>(n) * (sizeof(double) + 2 * sizeof(float));
+  const std::size_t train_bytes = static_cast<std::size_t>(n) * (d * sizeof(float) + TrainNorms::row_bytes);
   std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
   // Rows already resident count in what is free; a budget the user set holds them too.
   if (prepared && !options.device_memory_budget) budget += train_bytes;
@@ -974,7 +981,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + sizeof(double) + 2 * sizeof(float);
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + TrainNorms::row_bytes;
     const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
     if (rows == 0)
       throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
@@ -986,39 +993,29 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
   tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
 
-  DeviceArray<float> own_train, own_tn_up, own_tn_dn;
-  DeviceArray<double> own_tn;
+  DeviceArray<float> own_train;
+  TrainNorms own_norms;
   const float* d_train = nullptr;
-  const double* d_tn = nullptr;
-  const float *d_tn_up = nullptr, *d_tn_dn = nullptr;
+  const TrainNorms* norms = nullptr;
   if (prepared) {
     d_train = prepared->rows.get();
-    d_tn = prepared->norms.get();
-    d_tn_up = prepared->norms_up.get();
-    d_tn_dn = prepared->norms_dn.get();
+    norms = &prepared->norms;
   } else {
     own_train.resize(static_cast<std::size_t>(n) * d);
-    own_tn.resize(static_cast<std::size_t>(n));
-    own_tn_up.resize(static_cast<std::size_t>(n));
-    own_tn_dn.resize(static_cast<std::size_t>(n));
     KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
                              cudaMemcpyHostToDevice, st));
-    squared_norms<<<blocks_for(n * 32, 256), 256, 0, st>>>(own_train.get(), n, d, own_tn.get());
-    KNN_LAUNCHED(squared_norms);
-    round_norms<<<blocks_for(n, 256), 256, 0, st>>>(own_tn.get(), n, own_tn_up.get(), own_tn_dn.get());
-    KNN_LAUNCHED(round_norms);
+    own_norms.compute(own_train.get(), n, d, st);
     d_train = own_train.get();
-    d_tn = own_tn.get();
-    d_tn_up = own_tn_up.get();
-    d_tn_dn = own_tn_dn.get();
+    norms = &own_norms;
   }
+  const double* d_tn = norms->exact.get();
   // 1 + c and 1 - c rounded away from 1, for the float bounds of l2.
   const float c_up = std::nextafter(static_cast<float>(1.0 + c), 2.0f);
   const float c_dn = std::nextafter(static_cast<float>(1.0 - c), 0.0f);
   auto make_bounds = [&](const float* s, const double* qn, std::int64_t first_query) {
     Bounds b{s, n, metric, qn, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, first_query};
-    b.tn_up = d_tn_up;
-    b.tn_dn = d_tn_dn;
+    b.tn_up = norms->up.get();
+    b.tn_dn = norms->dn.get();
     b.c_up = c_up;
     b.c_dn = c_dn;
     return b;
@@ -1087,7 +1084,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const Bounds bounds = make_bounds(ctx.s.get(), ctx.qn.get(), q0);
     if (fast) {
       const auto host_start = std::chrono::steady_clock::now();
-      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out);
+      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out,
+                         timer.on());
       timer.report(qt, n);
       if (timer.on())
         std::fprintf(stderr, "gpu stages: host part of the selection %.3f ms\n",
