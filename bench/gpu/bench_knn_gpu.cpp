@@ -209,7 +209,30 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
   return d;
 }
 
-const char* name(knn::Precision p) { return p == knn::Precision::fp32 ? "fp32" : "tf32"; }
+// The GPU rows of a table: fp32 (products from split operands on TF32 tensor cores), fp32 with
+// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), and tf32.
+struct Variant {
+  knn::Precision p;
+  bool sgemm;
+  const char* name;
+};
+constexpr Variant kVariants[] = {{knn::Precision::fp32, false, "fp32"},
+                                 {knn::Precision::fp32, true, "fp32, cuBLAS float32 product"},
+                                 {knn::Precision::tf32, false, "tf32"}};
+class SgemmScope {
+ public:
+  explicit SgemmScope(bool on) : on_(on) {
+    if (on_) setenv("KNN_GPU_SGEMM", "1", 1);
+  }
+  ~SgemmScope() {
+    if (on_) unsetenv("KNN_GPU_SGEMM");
+  }
+  SgemmScope(const SgemmScope&) = delete;
+  SgemmScope& operator=(const SgemmScope&) = delete;
+
+ private:
+  bool on_;
+};
 
 void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   const Scaled fm = load_scaled(train_csv, test_csv);
@@ -222,17 +245,18 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, x, q, 5);
   const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cpu_t0).count();
   std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|---|\n");
-  for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+  for (const Variant& v : kVariants)
     for (bool resident : {false, true}) {
+      const SgemmScope sgemm(v.sgemm);
       knn::Neighbors nb;
       std::vector<int> pred(q.rows);
-      const GpuRow r = gpu_row(p, x, resident, 7, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
+      const GpuRow r = gpu_row(v.p, x, resident, 7, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
         nb = search(b, x, q, 5, prep);
         knn::vote_prefixes(nb, y.data(), enc.size(), knn::Weights{}, {5}, pred.data());
       });
       std::size_t hit = 0;
       for (std::size_t i = 0; i < q.rows; ++i) hit += pred[i] == yt[i];
-      std::printf("| libknn GPU %s, search + vote, %s | %.2f | %.4f | %zu | %.0f |\n", name(p),
+      std::printf("| libknn GPU %s, search + vote, %s | %.2f | %.4f | %zu | %.0f |\n", v.name,
                   resident ? "training rows on the GPU" : "uploading the training rows", r.ms,
                   static_cast<double>(hit) / static_cast<double>(q.rows), mismatches(nb, cpu, q.rows), r.mib);
     }
@@ -248,11 +272,12 @@ void synthetic() {
   std::printf("\n| synthetic 1,000,000 x 128, 10,000 queries, training rows on the GPU | time (ms) | of 100 queries checked, neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|\n");
   for (std::size_t k : {10u, 1000u}) {
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
-    for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    for (const Variant& v : kVariants) {
+      const SgemmScope sgemm(v.sgemm);
       knn::Neighbors nb;
-      const GpuRow r = gpu_row(p, train, true, 3,
+      const GpuRow r = gpu_row(v.p, train, true, 3,
                                [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, train, q, k, prep); });
-      std::printf("| k = %zu, %s | %.1f | %zu | %.0f |\n", k, name(p), r.ms, mismatches(nb, cpu, 100), r.mib);
+      std::printf("| k = %zu, %s | %.1f | %zu | %.0f |\n", k, v.name, r.ms, mismatches(nb, cpu, 100), r.mib);
     }
   }
 }

@@ -30,6 +30,18 @@ KNN_HD inline double tf32_dot_bound(std::size_t d) {
   return (0x1p-9 + 0x1p-20 + 2.0 * float_gamma(d + 2)) * 1.05 + static_cast<double>(d + 8) * 0x1p-50;
 }
 
+/// The same for float32's products taken on TF32 tensor cores from split operands: each value
+/// x = hi + lo, hi = x rounded to TF32 (|x - hi| <= 2^-11 |x|), lo = x - hi (exact in float) rounded
+/// to TF32 once more (within 2^-11 |lo| <= 2^-22 |x|). q.t is taken as the 3d-term product
+/// q_hi.t_hi + q_hi.t_lo + q_lo.t_hi: per feature, what is left out or rounded away is
+/// q_hi (t_lo - t_lo') + (q_lo - q_lo') t_hi + q_lo t_lo, at most 2^-22 (3 + 2^-10) |q_i t_i|. The
+/// products of TF32 values are exact in float; their float accumulation over 3d terms is counted
+/// twice in case the accumulator truncates. (Values whose products underflow float are outside
+/// this bound, as they are outside the two above.)
+KNN_HD inline double split_tf32_dot_bound(std::size_t d) {
+  return (0x1p-22 * 3.001 + 2.0 * float_gamma(3 * d + 2)) * 1.05 + static_cast<double>(3 * d + 8) * 0x1p-50;
+}
+
 /// Relative bound of a float32 sum of |a_i - b_i| over d features (l1).
 KNN_HD inline double fp32_l1_bound(std::size_t d) {
   return 2.0 * float_gamma(d + 2) * 1.01 + static_cast<double>(d + 8) * 0x1p-50;

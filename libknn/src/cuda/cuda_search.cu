@@ -141,6 +141,40 @@ __global__ void round_norms(const double* norms, std::int64_t n, float* up, floa
   dn[i] = __double2float_rd(norms[i]);
 }
 
+// x rounded to TF32 (10 explicit mantissa bits), to nearest, ties away from zero; infinities and
+// NaN as they are. (Bit arithmetic rather than cvt.rna.tf32: the same result on any architecture.)
+__device__ __forceinline__ float round_tf32(float x) {
+  const unsigned b = __float_as_uint(x);
+  if ((b & 0x7f800000u) == 0x7f800000u) return x;
+  return __uint_as_float((b + 0x1000u) & 0xffffe000u);
+}
+
+// Float32's products on TF32 tensor cores: each value x of the rows x d matrix becomes hi and lo,
+// hi = x rounded to TF32 and lo = x - hi (exact) rounded to TF32, laid out in rows of 3d so that
+// one product of 3d terms gives q_hi.t_hi + q_hi.t_lo + q_lo.t_hi (split_tf32_dot_bound):
+// training rows as [hi | lo | hi], queries as [hi | hi | lo]. A value that overflows in the
+// rounding gives an infinite hi and a NaN product: the bounds keep such a row.
+__global__ void split_tf32(const float* x, std::int64_t rows, int d, bool query_layout, float* out) {
+  const std::int64_t count = rows * d;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / d;
+    const int j = static_cast<int>(i - r * d);
+    const float v = x[i], hi = round_tf32(v), lo = round_tf32(v - hi);
+    float* o = out + r * 3 * d + j;
+    o[0] = hi;
+    o[d] = query_layout ? hi : lo;
+    o[2 * d] = query_layout ? lo : hi;
+  }
+}
+
+void split_rows(const float* x, std::int64_t rows, int d, bool query_layout, float* out, cudaStream_t st) {
+  if (rows == 0) return;
+  split_tf32<<<blocks_for(std::min<std::int64_t>(rows * d, std::int64_t{1} << 26), 256), 256, 0, st>>>(x, rows, d, query_layout,
+                                                                                                       out);
+  KNN_LAUNCHED(split_tf32);
+}
+
 // Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
 // 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
 // L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is
@@ -687,18 +721,36 @@ struct TrainNorms {
   }
 };
 
-// Training rows and their squared norms in device memory.
+// Whether float32 products on `device` are taken from split operands on TF32 tensor cores
+// (compute capability 8.0 or later). KNN_GPU_SGEMM=1 keeps cuBLAS's float32 product instead, for
+// comparisons.
+bool split_products(int device) {
+  if (const char* v = std::getenv("KNN_GPU_SGEMM"); v && std::string(v) == "1") return false;
+  int major = 0;
+  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 8;
+}
+
+// Training rows and their squared norms in device memory; for float32 searches on tensor cores,
+// their TF32 parts too (three times the rows' bytes more).
 class DeviceTrain final : public PreparedTrain {
  public:
-  DeviceTrain(const Matrix& train, int device) : device_(device), rows_(train.rows), cols_(train.cols) {
+  DeviceTrain(const Matrix& train, int device, bool with_split) : device_(device), rows_(train.rows), cols_(train.cols) {
     KNN_CUDA(cudaSetDevice(device));
     rows.resize(train.values.size());
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
-    norms.compute(rows.get(), static_cast<std::int64_t>(train.rows), static_cast<int>(train.cols), 0);
+    const auto n = static_cast<std::int64_t>(train.rows);
+    const int d = static_cast<int>(train.cols);
+    norms.compute(rows.get(), n, d, 0);
+    if (with_split) {
+      split.resize(train.values.size() * 3);
+      split_rows(rows.get(), n, d, false, split.get(), 0);
+    }
     KNN_CUDA(cudaDeviceSynchronize());
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
+  DeviceArray<float> split;  // n x 3d, [hi | lo | hi], or empty
   TrainNorms norms;
 
  private:
@@ -714,9 +766,10 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const Back
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const std::size_t bytes = train.values.size() * sizeof(float) + train.rows * TrainNorms::row_bytes;
+  const bool with_split = options.precision == Precision::fp32 && split_products(device);
+  const std::size_t bytes = train.values.size() * sizeof(float) * (with_split ? 4 : 1) + train.rows * TrainNorms::row_bytes;
   if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device);
+  return std::make_shared<DeviceTrain>(train, device, with_split);
 }
 
 GpuContext::GpuContext(int device_id) : device(device_id) {
@@ -725,6 +778,7 @@ GpuContext::GpuContext(int device_id) : device(device_id) {
   select_stream = std::make_unique<Stream>();
   copy_stream = std::make_unique<Stream>();
   blas = std::make_unique<Blas>();
+  tensor_cores = split_products(device);
   check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
   KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t))));
@@ -756,6 +810,7 @@ struct Tile {
   std::int64_t q0, qt, n, k;
   int d, metric;
   Metric kind;
+  int results;  // the set of ctx.host its first-round results go to
 };
 
 // First-round places per query: room for the k nearest and what ties with them within the
@@ -796,15 +851,18 @@ void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
   ctx.left.resize(rows);
   ctx.out_dist.resize(items);
   ctx.out_index.resize(items);
-  ctx.host_dist.resize(items);
-  ctx.host_index.resize(items);
-  ctx.host_left.resize(rows);
-  ctx.host_found.resize(rows);
+  for (auto& h : ctx.host) {
+    h.dist.resize(items);
+    h.index.resize(items);
+    h.left.resize(rows);
+    h.found.resize(rows);
+  }
 }
 
 // Steps (2)-(4) for k <= kFastK, first round, for one chunk of a tile (`t` describes the chunk,
 // whose first query is row c0 of the tile), queued on `st`: results go to pinned host memory.
 void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStream_t st, StageTimer& timer) {
+  GpuContext::HostResults& h = ctx.host[t.results];
   const std::int64_t rows = t.qt, k = t.k, cap = first_round_places(k);
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
@@ -828,20 +886,47 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   KNN_LAUNCHED(rank_candidates);
   timer.mark(st, "rank");
   const auto items = static_cast<std::size_t>(rows * k);
-  KNN_CUDA(cudaMemcpyAsync(ctx.host_dist.get() + c0 * k, ctx.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(ctx.host_index.get() + c0 * k, ctx.out_index.get() + c0 * k, items * sizeof(std::int64_t),
+  KNN_CUDA(cudaMemcpyAsync(h.dist.get() + c0 * k, ctx.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(h.index.get() + c0 * k, ctx.out_index.get() + c0 * k, items * sizeof(std::int64_t),
                            cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(ctx.host_left.get() + c0, ctx.left.get() + c0, static_cast<std::size_t>(rows) * sizeof(int),
+  KNN_CUDA(cudaMemcpyAsync(h.left.get() + c0, ctx.left.get() + c0, static_cast<std::size_t>(rows) * sizeof(int),
                            cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(ctx.host_found.get() + c0, ctx.found.get() + c0, static_cast<std::size_t>(rows) * sizeof(unsigned long long),
+  KNN_CUDA(cudaMemcpyAsync(h.found.get() + c0, ctx.found.get() + c0, static_cast<std::size_t>(rows) * sizeof(unsigned long long),
                            cudaMemcpyDeviceToHost, st));
   timer.mark(st, "download");
 }
 
-// After every chunk of the tile `t` was queued: its first-round results into out, and a second
-// round for the queries whose list overflowed.
+// A tile's neighbour lists waiting for the host to copy them into the caller's: the first round's
+// in page-locked memory (ctx.host[results]), and the second round's for the queries it redid.
+struct TileResults {
+  std::int64_t q0 = 0, qt = 0, k = 0;
+  int results = 0;
+  std::vector<std::int64_t> redone;  // queries of the tile (0-based in it), in the order of dist and index
+  std::vector<double> dist;
+  std::vector<std::int64_t> index;
+};
+
+// The lists of a finished tile into out: the first round's by several threads (tens of megabytes
+// with k = 1,000), then the second round's over them.
+void deliver(GpuContext& ctx, const TileResults& r, Neighbors& out) {
+  const GpuContext::HostResults& h = ctx.host[r.results];
+  const auto at = static_cast<std::size_t>(r.q0 * r.k), items = static_cast<std::size_t>(r.qt * r.k);
+  parallel_copy(out.distance.data() + at, h.dist.get(), items * sizeof(double));
+  parallel_copy(out.index.data() + at, h.index.get(), items * sizeof(std::int64_t));
+  const auto k = static_cast<std::size_t>(r.k);
+  for (std::size_t x = 0; x < r.redone.size(); ++x) {
+    const std::size_t to = at + static_cast<std::size_t>(r.redone[x]) * k;
+    std::copy_n(r.dist.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.distance.begin() + static_cast<std::ptrdiff_t>(to));
+    std::copy_n(r.index.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.index.begin() + static_cast<std::ptrdiff_t>(to));
+  }
+}
+
+// After every chunk of the tile `t` was queued: waits for them, and runs a second round for the
+// queries whose list overflowed. What the tile found is left in `r` for deliver(), which can run
+// while the device works on the next tile (the second round needs this tile's products, so it
+// runs before the next tile's product overwrites them).
 // timing: print the wait for the device and the second round's counts (KNN_GPU_TIMING).
-void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, Neighbors& out,
+void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, TileResults& res,
                         bool timing) {
   cudaStream_t st = ctx.select_stream->s;
   const auto wait_start = std::chrono::steady_clock::now();
@@ -851,11 +936,15 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count());
   const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
   const auto nq_tile = static_cast<std::size_t>(qt);
-  const std::size_t at = static_cast<std::size_t>(t.q0 * k), items = nq_tile * static_cast<std::size_t>(k);
-  std::copy_n(ctx.host_dist.get(), items, out.distance.begin() + static_cast<std::ptrdiff_t>(at));
-  std::copy_n(ctx.host_index.get(), items, out.index.begin() + static_cast<std::ptrdiff_t>(at));
-  const int* left = ctx.host_left.get();
-  const unsigned long long* found = ctx.host_found.get();
+  res.q0 = t.q0;
+  res.qt = qt;
+  res.k = k;
+  res.results = t.results;
+  res.redone.clear();
+  res.dist.clear();
+  res.index.clear();
+  const int* left = ctx.host[t.results].left.get();
+  const unsigned long long* found = ctx.host[t.results].found.get();
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
 
   // Second round, for the queries whose list overflowed: collected again at their exact size,
@@ -905,10 +994,10 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
     KNN_CUDA(cudaMemcpyAsync(still.data(), ctx.left.get(), g * sizeof(int), cudaMemcpyDeviceToHost, st));
     KNN_CUDA(cudaStreamSynchronize(st));
     for (std::size_t x = 0; x < g; ++x) {
-      const std::size_t to = (static_cast<std::size_t>(t.q0) + static_cast<std::size_t>(group[x])) * static_cast<std::size_t>(k);
+      res.redone.push_back(group[x]);
       if (!still[x]) {
-        std::copy_n(gd.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.distance.begin() + static_cast<std::ptrdiff_t>(to));
-        std::copy_n(gi.begin() + static_cast<std::ptrdiff_t>(x * k), k, out.index.begin() + static_cast<std::ptrdiff_t>(to));
+        res.dist.insert(res.dist.end(), gd.begin() + static_cast<std::ptrdiff_t>(x * k), gd.begin() + static_cast<std::ptrdiff_t>((x + 1) * k));
+        res.index.insert(res.index.end(), gi.begin() + static_cast<std::ptrdiff_t>(x * k), gi.begin() + static_cast<std::ptrdiff_t>((x + 1) * k));
         continue;
       }
       // More candidates than shared memory holds (many rows tied within the margin): the host
@@ -922,8 +1011,8 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
         pairs[c] = {distance(qrow, train.row(static_cast<std::size_t>(list[c])), train.cols, t.kind), list[c]};
       std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
       for (std::int64_t c = 0; c < k; ++c) {
-        out.distance[to + static_cast<std::size_t>(c)] = pairs[static_cast<std::size_t>(c)].first;
-        out.index[to + static_cast<std::size_t>(c)] = pairs[static_cast<std::size_t>(c)].second;
+        res.dist.push_back(pairs[static_cast<std::size_t>(c)].first);
+        res.index.push_back(pairs[static_cast<std::size_t>(c)].second);
       }
     }
   }
@@ -945,9 +1034,14 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   Neighbors out;
   out.queries = queries.rows;
   out.k = req.k;
-  out.index.assign(queries.rows * req.k, -1);
-  out.distance.assign(queries.rows * req.k, 0.0);
   if (nq == 0) return out;
+  // The lists are filled once the device has work queued (filling 160 MB for 10^4 queries and
+  // k = 1,000 takes the host tens of milliseconds).
+  const auto allocate_out = [&] {
+    if (out.index.size() == queries.rows * req.k) return;
+    out.index.assign(queries.rows * req.k, -1);
+    out.distance.assign(queries.rows * req.k, 0.0);
+  };
 
   KNN_CUDA(cudaSetDevice(device));
   std::shared_ptr<GpuContext> own_ctx;
@@ -960,9 +1054,15 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   if (options.device_memory_budget) ctx.release();
   cudaStream_t st = ctx.stream->s;
   const bool tf32 = options.precision == Precision::tf32 && metric != 1;
-  check_blas(cublasSetMathMode(ctx.blas->h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // float32 products from split operands on tensor cores: float32's accuracy (within a small
+  // factor) at a third of TF32's speed, several times cuBLAS's float32 product.
+  const bool split = !tf32 && metric != 1 && ctx.tensor_cores;
+  check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   const double c = metric == 1 ? detail::fp32_l1_bound(train.cols)
-                               : (tf32 ? detail::tf32_dot_bound(train.cols) : detail::fp32_dot_bound(train.cols));
+                   : tf32      ? detail::tf32_dot_bound(train.cols)
+                   : split     ? detail::split_tf32_dot_bound(train.cols)
+                               : detail::fp32_dot_bound(train.cols);
+  const int kdim = split ? 3 * d : d;  // the product's inner dimension
 
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
@@ -970,18 +1070,21 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
-  const std::size_t train_bytes = static_cast<std::size_t>(n) * (d * sizeof(float) + TrainNorms::row_bytes);
+  const bool need_split = split && !(prepared && prepared->split.get());
+  const std::size_t train_bytes =
+      static_cast<std::size_t>(n) * (d * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes);
   std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
   // Rows already resident count in what is free; a budget the user set holds them too.
   if (prepared && !options.device_memory_budget) budget += train_bytes;
   // Per query row: its data and candidates, and its approximate values against every training row.
-  const std::size_t per_query_fixed = static_cast<std::size_t>(d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
+  const std::size_t per_query_fixed =
+      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
   const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) + TrainNorms::row_bytes;
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes;
     const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
     if (rows == 0)
       throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
@@ -993,12 +1096,14 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
   tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
 
-  DeviceArray<float> own_train;
+  DeviceArray<float> own_train, own_split;
   TrainNorms own_norms;
   const float* d_train = nullptr;
+  const float* d_split = nullptr;
   const TrainNorms* norms = nullptr;
   if (prepared) {
     d_train = prepared->rows.get();
+    d_split = prepared->split.get();
     norms = &prepared->norms;
   } else {
     own_train.resize(static_cast<std::size_t>(n) * d);
@@ -1007,6 +1112,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     own_norms.compute(own_train.get(), n, d, st);
     d_train = own_train.get();
     norms = &own_norms;
+  }
+  if (need_split) {
+    own_split.resize(static_cast<std::size_t>(n) * 3 * d);
+    split_rows(d_train, n, d, false, own_split.get(), st);
+    d_split = own_split.get();
   }
   const double* d_tn = norms->exact.get();
   // 1 + c and 1 - c rounded away from 1, for the float bounds of l2.
@@ -1031,9 +1141,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
 
   StageTimer timer;
   const bool fast = k <= kFastK;
+  TileResults finished;  // the last tile's lists, delivered while the device works on the next
+  bool undelivered = false;
+  int results = 0;
   for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
     const std::int64_t qt = std::min(tile, nq - q0);
     ctx.q.resize(static_cast<std::size_t>(qt) * d);
+    if (split) ctx.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
     ctx.qn.resize(static_cast<std::size_t>(qt));
     ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
     if (fast) fast_select_reserve(ctx, qt, k);
@@ -1068,9 +1182,17 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         KNN_LAUNCHED(l1_sums);
       } else {
         const float one = 1.0f, zero = 0.0f;
-        check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), d, &one, d_train,
-                                CUDA_R_32F, d, q_chunk, CUDA_R_32F, d, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
-                                tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        const float* a = d_train;
+        const float* b = q_chunk;
+        if (split) {
+          float* q_parts = ctx.q_split.get() + c0 * 3 * d;
+          split_rows(q_chunk, cq, d, true, q_parts, st);
+          a = d_split;
+          b = q_parts;
+        }
+        check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
+                                CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
+                                tf32 || split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                    "cublasGemmEx");
       }
       timer.mark(st, "product");
@@ -1078,20 +1200,28 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const Bounds chunk_bounds = make_bounds(s_chunk, ctx.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
-      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric}, c0,
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric, results}, c0,
                         ctx.select_stream->s, timer);
     }
     const Bounds bounds = make_bounds(ctx.s.get(), ctx.qn.get(), q0);
     if (fast) {
       const auto host_start = std::chrono::steady_clock::now();
-      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric}, train, queries, out,
-                         timer.on());
+      if (undelivered) deliver(ctx, finished, out);
+      else allocate_out();
+      if (timer.on())
+        std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results}, train, queries,
+                         finished, timer.on());
+      undelivered = true;
+      results ^= 1;
       timer.report(qt, n);
       if (timer.on())
         std::fprintf(stderr, "gpu stages: host part of the selection %.3f ms\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       continue;
     }
+    allocate_out();
     // (2) tau, (3) candidates.
     ctx.tau.resize(static_cast<std::size_t>(qt));
     ctx.count.resize(static_cast<std::size_t>(qt) + 1);
@@ -1155,6 +1285,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       }
     }
   }
+  if (undelivered) deliver(ctx, finished, out);
   // The training rows uploaded for this search only are freed on return, so nothing may still
   // read them.
   KNN_CUDA(cudaStreamSynchronize(st));

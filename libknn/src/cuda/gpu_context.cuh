@@ -116,7 +116,7 @@ struct GpuContext {
   explicit GpuContext(int device_id);
   template <class F>
   void for_each_buffer(F&& f) {
-    f(q), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
+    f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp);
   }
   std::size_t bytes() {
@@ -129,6 +129,9 @@ struct GpuContext {
   }
 
   int device;
+  // Compute capability 8.0 or later: TF32 tensor cores, which also take float32's products from
+  // split operands (split_tf32_dot_bound).
+  bool tensor_cores = false;
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.
   std::unique_ptr<Stream> stream, select_stream;
@@ -142,11 +145,16 @@ struct GpuContext {
   Event staged[2];  // the copy out of stage[i] has finished
   bool stage_used[2] = {false, false};
   int next_stage = 0;
-  PinnedArray<double> host_dist;
-  PinnedArray<std::int64_t> host_index;
-  PinnedArray<int> host_left;
-  PinnedArray<unsigned long long> host_found;
-  DeviceArray<float> q, s;
+  // A tile's first-round results in page-locked memory, two sets taken in turn: the host copies
+  // one tile's into the caller's lists while the device works on the next.
+  struct HostResults {
+    PinnedArray<double> dist;
+    PinnedArray<std::int64_t> index;
+    PinnedArray<int> left;
+    PinnedArray<unsigned long long> found;
+  };
+  HostResults host[2];
+  DeviceArray<float> q, q_split, s;  // q_split: the queries' TF32 parts, rows of [hi | hi | lo]
   DeviceArray<double> qn, dist, out_dist;
   DeviceArray<unsigned> tau;
   DeviceArray<std::int64_t> count, offset, cand, out_index, exclude, slot_base, slot_limit;
