@@ -7,7 +7,7 @@
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
 #   steps: build tests bench primbench sanitize synccheck oom cli mpi mpibench large (default: the first five and large)
-#   SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (one test binary),
+#   PRIM_ARGS (arguments of bench_primitives), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (one test binary),
 #   SANITIZE_BACKEND_FILTER (gtest filter for test_cuda_backend) and DEADLINE (seconds; steps
 #   that would start later are skipped) tune a run.
 set -uo pipefail
@@ -54,7 +54,8 @@ if has bench; then
 fi
 
 if has primbench && [ -x $b/bench/primitives/bench_primitives ]; then
-  timeout 150 $b/bench/primitives/bench_primitives > "$logs/bench_primitives.log" 2>&1
+  # PRIM_ARGS: e.g. --sweep (n from 2^16 up as well as 2^28)
+  timeout 240 $b/bench/primitives/bench_primitives ${PRIM_ARGS:-} > "$logs/bench_primitives.log" 2>&1
   note "bench_primitives rc=$?"; cat "$logs/bench_primitives.log" >> "$summary"
   if [ -f bench/primitives/topk_torch.py ]; then
     timeout 90 python3 bench/primitives/topk_torch.py > "$logs/topk_torch.log" 2>&1

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "knn/knn.hpp"
 #include "test_util.hpp"
@@ -114,6 +115,45 @@ TEST(CudaBackend, DuplicatesAndNearTies) {
       expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, std::string(knn::to_string(m)) + " k=" + std::to_string(k));
       expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, "tf32");
     }
+}
+
+// float32 products both ways: from split TF32 parts on tensor cores (the default where there are
+// some) and cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), on values
+// over six orders of magnitude and both signs, and on near-ties a float32 product cannot separate.
+TEST(CudaBackend, BothKindsOfFloat32ProductGiveTheCpuAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> exponent(-3.0f, 3.0f);
+  const auto wide = [&](std::size_t rows, std::size_t cols) {
+    knn::Matrix m(rows, cols);
+    for (auto& v : m.values) v = std::pow(10.0f, exponent(rng)) * (rng() % 2 ? 1.0f : -1.0f);
+    return m;
+  };
+  knn::Matrix near(2000, 96);
+  const auto base = knn::test::random_matrix(1, 96, rng, 0.0f, 1.0f);
+  for (std::size_t i = 0; i < near.rows; ++i) {
+    std::copy_n(base.row(0), 96, near.row(i));
+    float& v = near(i, rng() % 96);
+    for (unsigned s = 0; s < 1 + rng() % 4; ++s) v = std::nextafter(v, 2.0f);
+  }
+  const auto near_q = knn::test::random_matrix(3, 96, rng, 0.0f, 1.0f);
+  struct Case {
+    knn::Matrix train, q;
+  };
+  const Case cases[] = {{wide(5000, 33), wide(70, 33)}, {wide(300, 700), wide(20, 700)}, {near, near_q}};
+  for (bool sgemm : {false, true}) {
+    if (sgemm) setenv("KNN_GPU_SGEMM", "1", 1);
+    for (const Case& c : cases)
+      for (auto m : {knn::Metric::l2, knn::Metric::cosine})
+        for (std::size_t k : {std::size_t{1}, std::size_t{16}, std::size_t{300}}) {
+          const std::string what = std::string(sgemm ? "cuBLAS float32" : "split TF32") + " n=" + std::to_string(c.train.rows) +
+                                   " d=" + std::to_string(c.train.cols) + " k=" + std::to_string(k) + " " + knn::to_string(m);
+          expect_identical(run(knn::Device::cuda, c.train, c.q, k, m), run(knn::Device::cpu, c.train, c.q, k, m), what);
+        }
+    if (sgemm) unsetenv("KNN_GPU_SGEMM");
+  }
 }
 
 TEST(CudaBackend, MoreTiedRowsThanSharedMemoryRanks) {
