@@ -1,14 +1,42 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
 
 #include "knn/error.hpp"
 #include "knn/scaler.hpp"
+#include "knn/search.hpp"
+#include "test_util.hpp"
 
 namespace {
 knn::Matrix make(std::size_t r, std::size_t c, std::vector<float> v) {
   knn::Matrix m(r, c);
   m.values = std::move(v);
+  return m;
+}
+
+// Equal sizes and equal bytes: +0.0 and -0.0 differ.
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Random columns of several magnitudes, a constant one, and one of signed zeros and positives
+// (minimum 0, its first zero of either sign).
+knn::Matrix varied(std::size_t rows, std::mt19937_64& rng) {
+  knn::Matrix m(rows, 5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::size_t i = 0; i < rows; ++i) {
+    m(i, 0) = static_cast<float>(u(rng));
+    m(i, 1) = static_cast<float>(u(rng) * 1e30);
+    m(i, 2) = static_cast<float>(u(rng) * 1e-30 - 5e-31);
+    m(i, 3) = 2.5f;
+    m(i, 4) = rng() % 2 ? (rng() % 2 ? -0.0f : 0.0f) : static_cast<float>(u(rng) + 1.0);
+  }
   return m;
 }
 }  // namespace
@@ -80,4 +108,97 @@ TEST(Scaler, DimensionMismatchIsAnError) {
   s.fit(train);
   auto q = make(1, 3, {1, 2, 3});
   EXPECT_THROW(s.transform(q), knn::Error);
+}
+
+TEST(Scaler, OverflowNamesRowFeatureValueAndScaler) {
+  knn::Scaler s(knn::Scaling::minmax);
+  s.fit(make(2, 2, {0.0f, 0.0f, 1.0f, 1e-30f}));
+  auto q = make(2, 2, {0.5f, 0.0f, 0.5f, 3e38f});
+  try {
+    s.transform(q);
+    FAIL() << "no overflow";
+  } catch (const knn::ScaleOverflow& e) {
+    EXPECT_EQ(e.row, 1u);
+    EXPECT_EQ(e.col, 1u);
+    EXPECT_EQ(e.value, 3e38f);
+    const std::string text = e.what();
+    EXPECT_EQ(text.rfind("row 2, feature 2: value \"", 0), 0u) << text;
+    EXPECT_NE(text.find("overflows float32 once scaled by the minmax scaler"), std::string::npos) << text;
+    EXPECT_STREQ(knn::ScaleOverflow(e.row, e.col, e.value, knn::Scaling::minmax).what(), e.what());
+  }
+  EXPECT_EQ(q.values, (std::vector<float>{0.5f, 0.0f, 0.5f, 3e38f}));  // unchanged
+}
+
+// Column minima and maxima found elsewhere, in double, give fit_transform's scaler and values.
+// Reduced in row order, as here, a column of minimum 0 keeps its first zero, of either sign.
+TEST(Scaler, SetMinMaxGivesTheScalerOfFit) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const std::size_t rows : {std::size_t{1}, std::size_t{2}, std::size_t{97}}) {
+    const knn::Matrix train = varied(rows, rng);
+    knn::Scaler want(knn::Scaling::minmax);
+    const knn::Matrix want_rows = want.fit_transform(train);
+    std::vector<double> lo(train.cols, std::numeric_limits<double>::infinity()), hi(train.cols, -std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < train.cols; ++j) {
+        lo[j] = std::min(lo[j], static_cast<double>(train(i, j)));
+        hi[j] = std::max(hi[j], static_cast<double>(train(i, j)));
+      }
+    knn::Scaler got(knn::Scaling::minmax);
+    got.set_min_max(lo, hi);
+    EXPECT_TRUE(same_bits(got.offset(), want.offset())) << rows << " rows";
+    EXPECT_TRUE(same_bits(got.scale(), want.scale())) << rows << " rows";
+    EXPECT_EQ(got.scale()[3], 1.0);  // zero range
+    knn::Matrix got_rows = train;
+    got.transform(got_rows);
+    EXPECT_TRUE(same_bits(got_rows.values, want_rows.values)) << rows << " rows";
+  }
+}
+
+TEST(Scaler, SetMinMaxNeedsMinMaxAndMatchingSizes) {
+  knn::Scaler standard(knn::Scaling::standard);
+  EXPECT_THROW(standard.set_min_max({0.0}, {1.0}), knn::Error);
+  knn::Scaler s(knn::Scaling::minmax);
+  EXPECT_THROW(s.set_min_max({0.0, 1.0}, {1.0}), knn::Error);
+  s.set_min_max({-1.0, 4.0, 0.0}, {3.0, 4.0, -0.0});
+  EXPECT_EQ(s.offset(), (std::vector<double>{-1.0, 4.0, 0.0}));
+  EXPECT_EQ(s.scale(), (std::vector<double>{4.0, 1.0, 1.0}));
+}
+
+// Every backend that keeps the defaults (the CPU's) scales as the host's Scaler does, bit for bit,
+// for every kind of scaling.
+TEST(Backend, DefaultScalingIsTheHostScaler) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  knn::BackendOptions options;
+  options.device = knn::Device::cpu;
+  const auto cpu = knn::make_backend(options);
+  for (const auto kind : {knn::Scaling::minmax, knn::Scaling::standard, knn::Scaling::none})
+    for (const std::size_t rows : {std::size_t{0}, std::size_t{1}, std::size_t{500}}) {
+      SCOPED_TRACE(std::string(knn::to_string(kind)) + ", " + std::to_string(rows) + " rows");
+      const knn::Matrix train = varied(rows, rng), queries = varied(20, rng);
+      knn::Scaler want(kind), got(kind);
+      const knn::Matrix want_rows = want.fit_transform(train);
+      const knn::Matrix got_rows = cpu->fit_scaler(got, train);
+      EXPECT_TRUE(same_bits(got.offset(), want.offset()));
+      EXPECT_TRUE(same_bits(got.scale(), want.scale()));
+      EXPECT_EQ(got_rows.rows, want_rows.rows);
+      EXPECT_TRUE(same_bits(got_rows.values, want_rows.values));
+      knn::Matrix want_q = queries, got_q = queries;
+      want.transform(want_q);
+      cpu->scale(got, got_q);
+      EXPECT_TRUE(same_bits(got_q.values, want_q.values));
+    }
+  knn::Scaler s(knn::Scaling::minmax);
+  cpu->fit_scaler(s, make(2, 1, {0.0f, 1e-30f}));
+  auto q = make(3, 1, {0.0f, 1e30f, 1e30f});
+  try {
+    cpu->scale(s, q);
+    FAIL() << "no overflow";
+  } catch (const knn::ScaleOverflow& e) {
+    EXPECT_EQ(e.row, 1u);
+    EXPECT_EQ(e.col, 0u);
+  }
 }

@@ -21,6 +21,8 @@ class ScaleOverflow : public Error {
  public:
   ScaleOverflow(std::size_t r, std::size_t c, float v, const std::string& message)
       : Error(message), row(r), col(c), value(v) {}
+  /// The message every backend gives: row and feature (1-based), the value and the scaler's kind.
+  ScaleOverflow(std::size_t r, std::size_t c, float v, Scaling kind);
   std::size_t row, col;  // 0-based, in the matrix given to transform()
   float value;           // the value before scaling
   /// The same problem, named at FILE:LINE:COLUMN.
@@ -38,6 +40,12 @@ class Scaler {
   /// and maxima are reduced, and standard scaling's sums run through the ranks in order, so the
   /// result is bit-identical to fit() on all rows in one process.
   void fit(const Matrix& shard, const Communicator& comm);
+  /// Min-max parameters from column minima and maxima found elsewhere (a GPU's reduction), by
+  /// fit()'s rule: offset = lo, scale = hi - lo, or 1 where that is not above 0. With the training
+  /// rows' minima and maxima this is the scaler fit() makes, provided a column whose minimum is
+  /// zero passes the sign of its first zero in row order (fit() keeps the first of equal values).
+  /// The scaler must be of kind minmax, and lo and hi of one size.
+  void set_min_max(const std::vector<double>& lo, const std::vector<double>& hi);
   /// x -> (x - offset) / scale in double, rounded to float. Out-of-range values are not clipped.
   void transform(Matrix& m) const;
   Matrix fit_transform(Matrix m) {

@@ -11,6 +11,7 @@
 #include "knn/communicator.hpp"
 #include "knn/matrix.hpp"
 #include "knn/metric.hpp"
+#include "knn/scaler.hpp"
 #include "knn/weights.hpp"
 
 namespace knn {
@@ -67,6 +68,12 @@ class Backend {
   /// Weighted means for every k in `ks`: as average_prefixes (knn/vote.hpp), the default.
   virtual void average(const Neighbors& nb, const double* train_target, const Weights& weights,
                        const std::vector<std::size_t>& ks, double* out) const;
+  /// Fits `scaler` (of any kind) on `train` and returns the scaled rows: scaler.fit_transform's
+  /// parameters and values, bit for bit, and its ScaleOverflow; the default runs that on the host.
+  virtual Matrix fit_scaler(Scaler& scaler, const Matrix& train) const;
+  /// Scales `m` in place with a fitted scaler: scaler.transform's values and errors, bit for bit,
+  /// with `m` unchanged when it throws; the default runs that on the host.
+  virtual void scale(const Scaler& scaler, Matrix& m) const;
 };
 
 /// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the

@@ -21,15 +21,18 @@ void KnnModel::fit_features(const Matrix& features) {
   if (params_.k > rows)
     throw Error::option("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
                                  " training rows (largest allowed: " + std::to_string(rows) + ")");
+  // The backend scales the rows; it becomes the model's once they are scaled, so that a first fit
+  // that throws leaves the model unfitted.
+  const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
   scaler_ = Scaler(params_.scaling);
   if (sharded()) {
     scaler_.fit(features, *params_.backend.comm);
     train_ = features;
     scaler_.transform(train_);
   } else {
-    train_ = scaler_.fit_transform(features);
+    train_ = backend->fit_scaler(scaler_, features);
   }
-  if (!backend_) backend_ = make_backend(params_.backend);
+  backend_ = backend;
   prepared_ = train_.rows ? backend_->prepare(train_) : nullptr;
 }
 
@@ -39,7 +42,8 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& paylo
     throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
                 std::to_string(train_.cols));
   Matrix q = queries;
-  scaler_.transform(q);
+  if (sharded()) scaler_.transform(q);
+  else backend_->scale(scaler_, q);
   SearchRequest req;
   req.train = &train_;
   req.prepared = prepared_.get();

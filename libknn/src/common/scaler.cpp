@@ -62,6 +62,19 @@ void Scaler::fit(const Matrix& train) {
   }
 }
 
+void Scaler::set_min_max(const std::vector<double>& lo, const std::vector<double>& hi) {
+  if (kind_ != Scaling::minmax)
+    throw Error(std::string("set_min_max: the scaler is ") + to_string(kind_) + ", not minmax");
+  if (lo.size() != hi.size())
+    throw Error("set_min_max: " + std::to_string(lo.size()) + " minima but " + std::to_string(hi.size()) + " maxima");
+  offset_ = lo;
+  scale_.resize(lo.size());
+  for (std::size_t j = 0; j < lo.size(); ++j) {
+    const double range = hi[j] - lo[j];
+    scale_[j] = range > 0.0 ? range : 1.0;
+  }
+}
+
 void Scaler::fit(const Matrix& train, const Communicator& comm) {
   if (!distributed(&comm)) {
     fit(train);
@@ -143,10 +156,7 @@ void Scaler::transform(Matrix& m) const {
     const auto i = static_cast<std::size_t>(bad_row);
     for (std::size_t j = 0; j < d; ++j)
       if (!std::isfinite(static_cast<float>((static_cast<double>(m(i, j)) - offset_[j]) / scale_[j])))
-        throw ScaleOverflow(i, j, m(i, j),
-                            "row " + std::to_string(i + 1) + ", feature " + std::to_string(j + 1) + ": value " +
-                                quote(format_double(m(i, j))) + " overflows float32 once scaled by the " +
-                                to_string(kind_) + " scaler fitted on the training rows");
+        throw ScaleOverflow(i, j, m(i, j), kind_);
   }
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
@@ -154,6 +164,12 @@ void Scaler::transform(Matrix& m) const {
     for (std::size_t j = 0; j < d; ++j) r[j] = static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]);
   }
 }
+
+ScaleOverflow::ScaleOverflow(std::size_t r, std::size_t c, float v, Scaling kind)
+    : ScaleOverflow(r, c, v,
+                    "row " + std::to_string(r + 1) + ", feature " + std::to_string(c + 1) + ": value " +
+                        quote(format_double(v)) + " overflows float32 once scaled by the " + to_string(kind) +
+                        " scaler fitted on the training rows") {}
 
 Error ScaleOverflow::at(const std::string& file, std::size_t line, std::size_t column) const {
   return Error::at(file, line, column,

@@ -29,6 +29,11 @@ Precision parse_precision(const std::string& text) {
   throw Error::option("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
 }
 
+// The host's scaler is every backend's default.
+Matrix Backend::fit_scaler(Scaler& scaler, const Matrix& train) const { return scaler.fit_transform(train); }
+
+void Backend::scale(const Scaler& scaler, Matrix& m) const { scaler.transform(m); }
+
 bool cuda_available() {
   std::string why;
   return detail::make_cuda_backend(BackendOptions{}, why) != nullptr;

@@ -23,6 +23,10 @@ class CudaBackend final : public Backend {
             const std::vector<std::size_t>& ks, int* out, double* proba) const override;
   void average(const Neighbors& nb, const double* train_target, const Weights& weights, const std::vector<std::size_t>& ks,
                double* out) const override;
+  /// Min-max scaling runs on the GPU (cuda_scale.cu), on the context's stream; other kinds, empty
+  /// matrices and a GPU out of memory take the host's default.
+  Matrix fit_scaler(Scaler& scaler, const Matrix& train) const override;
+  void scale(const Scaler& scaler, Matrix& m) const override;
 
  private:
   // Runs f on the context, made by the first call; the calls of one backend take turns on it.
