@@ -7,7 +7,7 @@
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
 #   steps: build tests bench primbench sanitize synccheck oom cli mpi mpibench large (default: the first five and large)
-#   PRIM_ARGS (arguments of bench_primitives), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (one test binary),
+#   PRIM_ARGS (arguments of bench_primitives), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (test binaries, by name),
 #   SANITIZE_BACKEND_FILTER (gtest filter for test_cuda_backend) and DEADLINE (seconds; steps
 #   that would start later are skipped) tune a run.
 set -uo pipefail
@@ -70,10 +70,10 @@ if has sanitize; then
   for tool in $sanitize_tools; do
     if ((SECONDS > deadline)); then note "skipped compute-sanitizer $tool: past the deadline"; continue; fi
     errors=0
-    for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend $b/tests/test_cuda_vote; do
+    for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend $b/tests/test_cuda_vote $b/tests/test_cuda_scale; do
       [ -x "$t" ] || continue
       case "$t" in *large* | *radix_traits*) continue ;; esac  # long, or host code only
-      [ -n "${SANITIZE_ONLY:-}" ] && [ "$(basename "$t")" != "$SANITIZE_ONLY" ] && continue
+      [ -n "${SANITIZE_ONLY:-}" ] && [[ " $SANITIZE_ONLY " != *" $(basename "$t") "* ]] && continue
       filter='*'
       [ "$(basename "$t")" = test_cuda_backend ] && filter=${SANITIZE_BACKEND_FILTER:-'*Duplicates*:*Excluded*:*SmallMemory*:*Models*'}
       log="$logs/sanitize_${tool}_$(basename "$t").log"

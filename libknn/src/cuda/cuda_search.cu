@@ -29,8 +29,13 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <future>
 #include <type_traits>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <knn/prim/block/block_scan.cuh>
 #include <knn/prim/device/device_scan.cuh>
@@ -896,6 +901,21 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   timer.mark(st, "download");
 }
 
+// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB
+// (10^4 queries, k = 1,000) takes the host tens of milliseconds to fault in 4 KiB at a time.
+template <class T>
+void fill_fresh(std::vector<T>& v, std::size_t n, T x) {
+  v.clear();
+  v.reserve(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + huge - 1) & ~(huge - 1), last = (begin + n * sizeof(T)) & ~(huge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+  v.assign(n, x);
+}
+
 // A tile's neighbour lists waiting for the host to copy them into the caller's: the first round's
 // in page-locked memory (ctx.host[results]), and the second round's for the queries it redid.
 struct TileResults {
@@ -1035,12 +1055,18 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   out.queries = queries.rows;
   out.k = req.k;
   if (nq == 0) return out;
-  // The lists are filled once the device has work queued (filling 160 MB for 10^4 queries and
-  // k = 1,000 takes the host tens of milliseconds).
+  // The lists: made by two host threads while the device works on the first tiles when they are
+  // large (160 MB for 10^4 queries and k = 1,000), else when first needed.
+  const std::size_t items = queries.rows * req.k;
+  std::future<void> index_made, distance_made;
   const auto allocate_out = [&] {
-    if (out.index.size() == queries.rows * req.k) return;
-    out.index.assign(queries.rows * req.k, -1);
-    out.distance.assign(queries.rows * req.k, 0.0);
+    if (index_made.valid()) {
+      index_made.get();
+      distance_made.get();
+    }
+    if (out.index.size() == items) return;
+    fill_fresh(out.index, items, std::int64_t{-1});
+    fill_fresh(out.distance, items, 0.0);
   };
 
   KNN_CUDA(cudaSetDevice(device));
@@ -1141,6 +1167,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
 
   StageTimer timer;
   const bool fast = k <= kFastK;
+  if (items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
+    index_made = std::async(std::launch::async, [&] { fill_fresh(out.index, items, std::int64_t{-1}); });
+    distance_made = std::async(std::launch::async, [&] { fill_fresh(out.distance, items, 0.0); });
+  }
   TileResults finished;  // the last tile's lists, delivered while the device works on the next
   bool undelivered = false;
   int results = 0;
