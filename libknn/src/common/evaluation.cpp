@@ -354,7 +354,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
         q.rows = shared_rows.size();
         q.cols = data.dims();
       } else {
-        train = sc.fit_transform(data.features);
+        train = backend->fit_scaler(sc, data.features);
         q = take_rows(train, shared_rows);
       }
       std::vector<std::int64_t> ex(shared_rows.begin(), shared_rows.end());
@@ -384,12 +384,13 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       } else {
         for (std::size_t r = 0; r < n; ++r)
           if (r != i) rest.push_back(r);
-        train = sc.fit_transform(take_rows(data.features, rest));
+        train = backend->fit_scaler(sc, take_rows(data.features, rest));
         q = take_rows(data.features, {i});
       }
       collective(comm, [&] {
         try {
-          sc.transform(q);
+          if (sharded) sc.transform(q);
+          else backend->scale(sc, q);
         } catch (const ScaleOverflow& e) {
           if (!sharded) throw at_cell(e, data, i);
           throw mine ? at_cell(e, data, i - data.row_offset) : Error("");
@@ -433,13 +434,14 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
           q.cols = data.dims();
         }
       } else {
-        train = sc.fit_transform(take_rows(data.features, f.train));
+        train = backend->fit_scaler(sc, take_rows(data.features, f.train));
       }
       if (test) q = test->features;
       else if (!sharded) q = take_rows(data.features, f.test);
       collective(comm, [&] {
         try {
-          sc.transform(q);
+          if (sharded) sc.transform(q);
+          else backend->scale(sc, q);
         } catch (const ScaleOverflow& e) {
           const Dataset& src = test ? *test : data;
           const std::size_t row = test ? e.row : f.test[e.row];
