@@ -129,8 +129,8 @@ struct GpuContext {
   }
 
   int device;
-  // Compute capability 8.0 or later: TF32 tensor cores, which also take float32's products from
-  // split operands (split_tf32_dot_bound).
+  // float32 products are taken from split operands on TF32 tensor cores (split_tf32_dot_bound):
+  // compute capability 8.0 or later, unless KNN_GPU_SGEMM=1 asks for cuBLAS's float32 product.
   bool tensor_cores = false;
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.
