@@ -141,6 +141,27 @@ TEST(Search, HugeValuesStayExact) {
   for (auto m : kMetrics) expect_same(run(train, q, 3, m), reference(train, q, 3, m), 0);
 }
 
+// Values whose products fall under float's normal range (down to zero): float products lose
+// them, so the bounds need an absolute part besides the relative one.
+TEST(Search, TinyValuesStayExact) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto spread = [&](std::size_t rows, std::size_t cols, float lo_exp, float hi_exp) {
+    std::uniform_real_distribution<float> e(lo_exp, hi_exp);
+    knn::Matrix m(rows, cols);
+    for (auto& v : m.values) v = std::pow(10.0f, e(rng)) * (rng() % 2 ? 1.0f : -1.0f);
+    return m;
+  };
+  const auto tiny = spread(500, 16, -30.0f, -25.0f), tiny_q = spread(20, 16, -30.0f, -25.0f);
+  const auto mixed = spread(500, 40, -44.0f, -18.0f), mixed_q = spread(20, 40, -44.0f, -18.0f);
+  for (auto m : kMetrics)
+    for (std::size_t k : {1u, 20u}) {
+      SCOPED_TRACE(std::string("metric=") + knn::to_string(m) + " k=" + std::to_string(k));
+      expect_same(run(tiny, tiny_q, k, m), reference(tiny, tiny_q, k, m), seed);
+      expect_same(run(mixed, mixed_q, k, m), reference(mixed, mixed_q, k, m), seed);
+    }
+}
+
 TEST(Search, ValidatesKAndDimensions) {
   knn::Matrix train(3, 2), q(1, 2), wrong(1, 3);
   const auto b = knn::make_backend({knn::Device::cpu});

@@ -15,6 +15,9 @@
 //   l1, a = fl(sum |q_i - t_i|): relative error <= gamma_{d+1}, so e = 2 gamma_{d+2} a.
 // c adds to gamma_{d+2} a term for the double-precision arithmetic (norms, the defined sum), far
 // below float rounding but kept so the argument holds for the value actually reported.
+// Products under float's normal range are not within a relative bound: l2 adds an absolute
+// l2_underflow(d) and cosine dot_underflow(d, |q|, |t|) / (|q||t|) (common/bounds.hpp), far below
+// any distance of data whose values are not themselves near 1e-30.
 #include "cpu/cpu_backend.hpp"
 
 #include "common/bounds.hpp"
@@ -132,6 +135,7 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
 
   const double c = detail::fp32_dot_bound(d);
   const double c_l1 = detail::fp32_l1_bound(d);
+  const double l2_abs = detail::l2_underflow(d);  // what underflow in the float products may lose
   const bool product = metric != Metric::l1;
   std::vector<double> tn, qn;
   std::vector<double> t_lower;  // l2: |t|^2 (1 - c), the training part of each lower bound
@@ -189,7 +193,7 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
               // only shrinks later) finds the few that can be candidates; they go through offer().
               // The small slack covers the different rounding of this rearranged lower bound.
               const double* tl = t_lower.data() + t0;
-              const double limit = tau0 - qq * (1.0 - c) + (qq + std::fabs(tau0)) * 0x1p-40;
+              const double limit = tau0 - qq * (1.0 - c) + l2_abs + (qq + std::fabs(tau0)) * 0x1p-40;
               constexpr std::size_t kChunk = 64;
               for (std::size_t j0 = 0; j0 < tb; j0 += kChunk) {
                 const std::size_t j1 = std::min(tb, j0 + kChunk);
@@ -201,7 +205,7 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
                   if (tl[jj] - 2.0 * static_cast<double>(row[jj]) > limit) continue;
                   const double norms = qq + tn[t0 + jj];
                   const double a = norms - 2.0 * static_cast<double>(row[jj]);
-                  const double e = c * norms;
+                  const double e = c * norms + l2_abs;
                   const auto r = static_cast<std::int64_t>(t0 + jj);
                   if (r != skip && a - e <= cq.tau()) cq.offer(a - e, a + e, r);
                 }
@@ -211,7 +215,7 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
             for (std::size_t j = 0; j < tb; ++j) {
               const double norms = qq + tn[t0 + j];
               const double a = norms - 2.0 * static_cast<double>(row[j]);
-              const double e = c * norms;
+              const double e = c * norms + l2_abs;
               if (a - e > cq.tau()) continue;
               const auto r = static_cast<std::int64_t>(t0 + j);
               if (r != skip) cq.offer(a - e, a + e, r);
@@ -228,8 +232,9 @@ Neighbors CpuBackend::search(const SearchRequest& req) const {
                 continue;
               }
               const double a = 1.0 - static_cast<double>(row[j]) / (nq_ * nt);
-              if (a - c > cq.tau()) continue;
-              cq.offer(a - c, a + c, r);
+              const double e = c + detail::dot_underflow(d, nq_, nt) / (nq_ * nt);
+              if (a - e > cq.tau()) continue;
+              cq.offer(a - e, a + e, r);
             }
           } else {
             const float* row = l1.data() + i * kTrainBlock;

@@ -18,6 +18,7 @@
 // two 4096-bin histogram passes over the bounds' ordered bits, candidates counted, offsets from
 // knn::prim's device scan, written by a block-wide scan.
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -180,6 +181,42 @@ void split_rows(const float* x, std::int64_t rows, int d, bool query_layout, flo
   KNN_LAUNCHED(split_tf32);
 }
 
+// out = x * scale (a power of two) rounded to half, for the fp16 products.
+__global__ void to_half(const float* x, std::int64_t count, float scale, __half* out) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = __float2half_rn(__fmul_rn(x[i], scale));
+}
+
+void halve_rows(const float* x, std::int64_t count, float scale, __half* out, cudaStream_t st) {
+  if (count == 0) return;
+  to_half<<<blocks_for(std::min<std::int64_t>(count, std::int64_t{1} << 26), 256), 256, 0, st>>>(x, count, scale, out);
+  KNN_LAUNCHED(to_half);
+}
+
+// The power of two that brings the largest row norm to at most 2^7 (fp16_dot_bound), within
+// 2^+-100 so that it and its inverse are normal floats.
+int half_exponent(double largest_norm) {
+  if (!(largest_norm > 0.0)) return 0;
+  int e = 0;
+  std::frexp(largest_norm, &e);  // largest_norm < 2^e
+  return std::clamp(7 - e, -100, 100);
+}
+
+// Training rows scaled and rounded to half for the fp16 products, with what their bound needs.
+struct HalfRows {
+  DeviceArray<__half> rows;
+  int exponent = 0;  // the scale is 2^exponent
+  double l1 = 0.0;   // the largest l1 norm of a row, unscaled
+  void make(const Matrix& host, const float* device_rows, cudaStream_t st) {
+    const RowNorms norms = largest_row_norms(host.values.data(), host.rows, host.cols);
+    exponent = half_exponent(norms.l2);
+    l1 = norms.l1;
+    rows.resize(std::max<std::size_t>(host.values.size(), 1));
+    halve_rows(device_rows, static_cast<std::int64_t>(host.values.size()), std::ldexp(1.0f, exponent), rows.get(), st);
+  }
+};
+
 // Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
 // 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
 // L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is
@@ -198,51 +235,68 @@ struct Bounds {
   const float* tn_up = nullptr;
   const float* tn_dn = nullptr;
   float c_up = 1.0f, c_dn = 1.0f;
+  // Absolute margins, for what underflow loses (bounds.hpp): l2's on a squared distance
+  // (l2_underflow, plus twice fp16_dot_absolute with fp16), and the same rounded up to float;
+  // cosine's from dot_underflow for d features.
+  double l2_abs = 0.0;
+  float l2_abs_up = 0.0f;
+  int d = 0;
+  // fp16 (l2, the two-pass path): the products in half precision in place of s, of the rows
+  // scaled by powers of two; a product's value is (h * scale1) * scale2, both powers of two
+  // chosen so that only the second multiplication can underflow.
+  const __half* sh = nullptr;
+  float scale1 = 1.0f, scale2 = 1.0f;
 
   // One query's bounds, with what is constant along its row read once.
   struct Row {
     const float* s;  // the query's approximate values
     const double* tn;
-    double qn, c;
+    double qn, c, l2_abs;
     std::int64_t n, excluded;
-    int metric;
+    int metric, d;
     const float* tn_up;
     const float* tn_dn;
-    float qn_up, qn_dn, c_up, c_dn;
+    float qn_up, qn_dn, c_up, c_dn, l2_abs_up;
+    const __half* sh;
+    float scale1, scale2;
 
     // l2's upper (Upper) or lower bound of the squared distance from v = q.t and the training
     // row's squared norm rounded the same way, in float with every operation rounded away from
-    // the true value: (|q|^2 + |t|^2)(1 +- c) - 2 q.t bounds it as the double form of at() does,
-    // with a few float roundings more (each 2^-24 of the norms, against c >= d 2^-24). A
+    // the true value: (|q|^2 + |t|^2)(1 +- c) - 2 q.t +- l2_abs bounds it as the double form of
+    // at() does, with a few float roundings more (each 2^-24 of the norms, against c >= d 2^-24). A
     // product that overflowed gives NaN or an infinite bound: the row is kept (upper +inf,
-    // lower -inf).
+    // lower -inf). Rows past the end and the excluded row are the caller's (masked()).
     template <bool Upper>
-    __device__ float l2_bound(std::int64_t j, float v, float tnj) const {
+    __device__ float l2_bound(float v, float tnj) const {
       const float m2v = -2.0f * v;  // exact, unless it overflows
       float b;
       if (Upper) {
-        b = __fadd_ru(__fmul_ru(__fadd_ru(qn_up, tnj), c_up), m2v) + 0.0f;
+        b = __fadd_ru(__fadd_ru(__fmul_ru(__fadd_ru(qn_up, tnj), c_up), m2v), l2_abs_up) + 0.0f;
         if (isnan(b) || isinf(m2v)) b = INFINITY;
       } else {
-        b = __fadd_rd(__fmul_rd(__fadd_rd(qn_dn, tnj), c_dn), m2v) + 0.0f;
+        b = __fadd_rd(__fadd_rd(__fmul_rd(__fadd_rd(qn_dn, tnj), c_dn), m2v), -l2_abs_up) + 0.0f;
         if (isnan(b) || isinf(m2v)) b = -INFINITY;
       }
-      return (j == excluded || j >= n) ? NAN : b;
+      return b;
     }
 
-    // Bounds of training row j from its approximate value v and squared norm tnj. Rows past the
-    // end and the excluded row get NaN for both: NaN's ordered key is above +inf's, so they are
-    // never counted for tau nor taken as candidates.
-    __device__ void at(std::int64_t j, double v, double tnj, float& u, float& l) const {
+    // Rows past the end and the excluded row get NaN for both bounds: NaN's ordered key is above
+    // +inf's, so they are never counted for tau nor taken as candidates.
+    __device__ bool masked(std::int64_t j) const { return j == excluded || j >= n; }
+
+    // Bounds of a training row from its approximate value v and squared norm tnj (masked() is
+    // the caller's).
+    __device__ void at(double v, double tnj, float& u, float& l) const {
       double a, e;
       if (metric == 0) {
         const double norms = qn + tnj;
         a = norms - 2.0 * v;
-        e = c * norms;
+        e = c * norms + l2_abs;
       } else if (metric == 2) {
         const double nq = sqrt(qn), nt = sqrt(tnj);
-        a = (nq == 0.0 || nt == 0.0) ? 1.0 : 1.0 - v / (nq * nt);
-        e = c;
+        const bool zero = nq == 0.0 || nt == 0.0;  // the defined distance is 1, exactly
+        a = zero ? 1.0 : 1.0 - v / (nq * nt);
+        e = zero ? c : c + detail::dot_underflow(d, nq, nt) / (nq * nt);
       } else {
         a = v;
         e = c * v;
@@ -253,19 +307,20 @@ struct Bounds {
         u = INFINITY;
         l = -INFINITY;
       }
-      if (j == excluded || j >= n) u = l = NAN;
     }
   };
 
   __device__ Row row_of(int row) const {
     const double q = qn[row];
-    return Row{s + static_cast<std::int64_t>(row) * n, tn, q, c, n, exclude ? exclude[q0 + row] : -1, metric,
-               tn_up, tn_dn, __double2float_ru(q), __double2float_rd(q), c_up, c_dn};
+    const std::int64_t at = static_cast<std::int64_t>(row) * n;
+    return Row{sh ? nullptr : s + at, tn, q, c, l2_abs, n, exclude ? exclude[q0 + row] : -1, metric, d, tn_up, tn_dn,
+               __double2float_ru(q), __double2float_rd(q), c_up, c_dn, l2_abs_up, sh ? sh + at : nullptr, scale1, scale2};
   }
 
   __device__ void operator()(int row, std::int64_t j, float& u, float& l) const {
     const Row r = row_of(row);
-    r.at(j, r.s[j], metric == 1 ? 0.0 : tn[j], u, l);
+    r.at(r.s[j], metric == 1 ? 0.0 : tn[j], u, l);
+    if (r.masked(j)) u = l = NAN;
   }
 };
 
@@ -500,18 +555,20 @@ constexpr unsigned kNoKey = 0xFFFFFFFFu;  // above every float's ordered key, Na
 constexpr int kStepVectors = 4;
 constexpr std::int64_t kStep = std::int64_t{kSelectThreads} * 4 * kStepVectors;
 
-// What a pass reads of each row: F32L2 passes read the float norms of the bound they need
-// (l2, Bounds::Row::l2_bound); the others the double norms (Bounds::Row::at).
+// What a pass reads of a step: the training rows' norms (load_norms), the same for every query,
+// and the query's approximate values (load_values). F32L2 passes read the float norms of the
+// bound they need (l2, Bounds::Row::l2_bound); the others the double norms (Bounds::Row::at).
+// Half: the products are in half precision (r.sh; only with Vec and F32L2), rescaled here: two
+// multiplications by powers of two, the first exact, the second exact unless the result
+// underflows (within 2^-150 then: fp16_dot_absolute).
 template <bool Vec, bool F32L2, bool Upper>
-__device__ __forceinline__ void load_step(const Bounds::Row& r, std::int64_t j0, float (&v)[kStepVectors][4],
-                                          double (&t)[kStepVectors][4], float (&tf)[kStepVectors][4]) {
+__device__ __forceinline__ void load_norms(const Bounds::Row& r, std::int64_t j0, double (&t)[kStepVectors][4],
+                                           float (&tf)[kStepVectors][4]) {
   const float* tnf = Upper ? r.tn_up : r.tn_dn;
 #pragma unroll
   for (int x = 0; x < kStepVectors; ++x) {
     const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
     if (Vec && p + 3 < r.n) {
-      const float4 f = *reinterpret_cast<const float4*>(r.s + p);
-      v[x][0] = f.x, v[x][1] = f.y, v[x][2] = f.z, v[x][3] = f.w;
       if (F32L2) {
         const float4 g = *reinterpret_cast<const float4*>(tnf + p);
         tf[x][0] = g.x, tf[x][1] = g.y, tf[x][2] = g.z, tf[x][3] = g.w;
@@ -525,10 +582,35 @@ __device__ __forceinline__ void load_step(const Bounds::Row& r, std::int64_t j0,
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const bool in = p + e < r.n;
-        v[x][e] = in ? r.s[p + e] : 0.0f;
         if (F32L2) tf[x][e] = in ? tnf[p + e] : 0.0f;
         else t[x][e] = in && r.metric != 1 ? r.tn[p + e] : 0.0;
       }
+    }
+  }
+}
+
+template <bool Vec, bool Half>
+__device__ __forceinline__ void load_values(const Bounds::Row& r, std::int64_t j0, float (&v)[kStepVectors][4]) {
+  static_assert(!Half || Vec, "half-precision products are read as vectors");
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x) {
+    const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
+    if (Half && p + 3 < r.n) {
+      const uint2 raw = *reinterpret_cast<const uint2*>(r.sh + p);
+      const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+      const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+      v[x][0] = __fmul_rn(__fmul_rn(a.x, r.scale1), r.scale2), v[x][1] = __fmul_rn(__fmul_rn(a.y, r.scale1), r.scale2);
+      v[x][2] = __fmul_rn(__fmul_rn(b.x, r.scale1), r.scale2), v[x][3] = __fmul_rn(__fmul_rn(b.y, r.scale1), r.scale2);
+    } else if (Half) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        v[x][e] = p + e < r.n ? __fmul_rn(__fmul_rn(__half2float(r.sh[p + e]), r.scale1), r.scale2) : 0.0f;
+    } else if (Vec && p + 3 < r.n) {
+      const float4 f = *reinterpret_cast<const float4*>(r.s + p);
+      v[x][0] = f.x, v[x][1] = f.y, v[x][2] = f.z, v[x][3] = f.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[x][e] = p + e < r.n ? r.s[p + e] : 0.0f;
     }
   }
 }
@@ -538,23 +620,33 @@ __device__ __forceinline__ std::int64_t step_row(std::int64_t j0, int x, int e) 
 }
 
 // The upper (Upper) or lower bounds of this thread's 16 rows of the step at j0.
-template <bool Vec, bool F32L2, bool Upper>
-__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, float (&b)[kStepVectors][4]) {
-  float v[kStepVectors][4], tf[kStepVectors][4];
-  double t[kStepVectors][4];
-  load_step<Vec, F32L2, Upper>(r, j0, v, t, tf);
+// The norms, loaded already (load_norms), serve every query of a block.
+template <bool Vec, bool F32L2, bool Upper, bool Half>
+__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, const double (&t)[kStepVectors][4],
+                                            const float (&tf)[kStepVectors][4], float (&b)[kStepVectors][4]) {
+  static_assert(!Half || F32L2, "half-precision products are read with float l2 bounds");
+  float v[kStepVectors][4];
+  load_values<Vec, Half>(r, j0, v);
 #pragma unroll
   for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       if (F32L2) {
-        b[x][e] = r.l2_bound<Upper>(step_row(j0, x, e), v[x][e], tf[x][e]);
+        b[x][e] = r.l2_bound<Upper>(v[x][e], tf[x][e]);
       } else {
         float u, l;
-        r.at(step_row(j0, x, e), v[x][e], t[x][e], u, l);
+        r.at(v[x][e], t[x][e], u, l);
         b[x][e] = Upper ? u : l;
       }
     }
+  // Most steps hold neither the row's end nor the excluded row: those skip the per-row test.
+  if (j0 + kStep > r.n || (r.excluded >= j0 && r.excluded < j0 + kStep)) {
+#pragma unroll
+    for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (r.masked(step_row(j0, x, e))) b[x][e] = NAN;
+  }
 }
 
 // tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
@@ -565,7 +657,7 @@ __device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j
 // of the row is a valid tau, and a sample spread over the row gives one a little above the
 // row's own at a fraction of the reads (the candidate pass then takes about stride times k rows
 // instead of k, which the ranking absorbs for small k; see sample_stride()).
-template <int M, bool Vec, bool F32L2>
+template <int M, bool Vec, bool F32L2, bool Half>
 __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int stride, unsigned* tau) {
   constexpr int kUnion = M * kSelectThreads;
   __shared__ unsigned keys[kUnion];
@@ -575,8 +667,10 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
 #pragma unroll
   for (int m = 0; m < M; ++m) best[m] = kNoKey;
   for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep * stride) {
-    float u[kStepVectors][4];
-    step_bounds<Vec, F32L2, true>(r, j0, u);
+    float u[kStepVectors][4], tf[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_norms<Vec, F32L2, true>(r, j0, t, tf);
+    step_bounds<Vec, F32L2, true, Half>(r, j0, t, tf, u);
 #pragma unroll
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
@@ -627,49 +721,61 @@ struct Slots {
   __device__ std::int64_t limit_of(int s) const { return limit ? limit[s] : cap; }
 };
 
-// Appends each row whose lower bound is <= tau to its query's list, counting all of them. A warp
-// reserves places for all its finds of a step with one shared-memory atomic.
-template <bool Vec, bool F32L2>
-__global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots) {
-  __shared__ unsigned long long found;
-  if (threadIdx.x == 0) found = 0;
-  __syncthreads();
-  const int slot = blockIdx.x, row = slots.row_of(slot);
-  const Bounds::Row r = b.row_of(row);
-  const unsigned t_key = tau[row];
-  const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
+// Appends each row whose lower bound is <= tau to its query's list, counting all of them
+// (slots.count, zeroed before). A block takes kCollectQueries slots over one part of the
+// training rows (blockIdx.y of gridDim.y), so each norm it loads serves all of them: one query
+// a block read the norms once per query, from L2, as many bytes as the products themselves. A
+// warp reserves places for all its finds of a step with one atomic.
+constexpr int kCollectQueries = 4;
+template <bool Vec, bool F32L2, bool Half>
+__global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots, int slot_count) {
+  const int first_slot = static_cast<int>(blockIdx.x) * kCollectQueries;
+  const int here = min(kCollectQueries, slot_count - first_slot);
+  const std::int64_t steps = (b.n + kStep - 1) / kStep, per_part = (steps + gridDim.y - 1) / gridDim.y;
+  const std::int64_t j_begin = blockIdx.y * per_part * kStep, j_end = min(b.n, (blockIdx.y + 1) * per_part * kStep);
   const int lane = threadIdx.x % 32;
-  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep) {  // the same trip count for the whole block
-    float l[kStepVectors][4];
-    step_bounds<Vec, F32L2, false>(r, j0, l);
-    unsigned flags = 0;
+  const Bounds::Row any = b.row_of(slots.row_of(first_slot));  // what the norms' loads need
+  for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kStep) {  // the same trip count for the whole block
+    float tf[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_norms<Vec, F32L2, false>(any, j0, t, tf);
+#pragma unroll 1
+    for (int q = 0; q < here; ++q) {
+      const int slot = first_slot + q, row = slots.row_of(slot);
+      const Bounds::Row r = b.row_of(row);
+      // tau as a float (a key of one, at most +inf's): l <= it as floats is the keys' order, and
+      // false for NaN.
+      const float t_f = key_to_float(tau[row]);
+      float l[kStepVectors][4];
+      step_bounds<Vec, F32L2, false, Half>(r, j0, t, tf, l);
+      unsigned flags = 0;
 #pragma unroll
-    for (int x = 0; x < kStepVectors; ++x)
+      for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (!isnan(l[x][e]) && ordered_key(l[x][e]) <= t_key) flags |= 1u << (x * 4 + e);
-    const int mine = __popc(flags);
-    int upto = mine;  // inclusive scan over the warp
+        for (int e = 0; e < 4; ++e)
+          if (l[x][e] <= t_f) flags |= 1u << (x * 4 + e);
+      const int mine = __popc(flags);
+      int upto = mine;  // inclusive scan over the warp
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, upto, o);
-      if (lane >= o) upto += y;
-    }
-    const int warp_total = __shfl_sync(0xffffffffu, upto, 31);
-    if (warp_total == 0) continue;
-    unsigned long long first = 0;
-    if (lane == 31) first = atomicAdd(&found, static_cast<unsigned long long>(warp_total));
-    first = __shfl_sync(0xffffffffu, first, 31);
-    std::int64_t pos = static_cast<std::int64_t>(first) + (upto - mine);
-    while (flags) {
-      const int bit = __ffs(flags) - 1;
-      flags &= flags - 1;
-      if (pos < limit) slots.index[base + pos] = step_row(j0, bit / 4, bit % 4);
-      ++pos;
+      for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, upto, o);
+        if (lane >= o) upto += y;
+      }
+      const int warp_total = __shfl_sync(0xffffffffu, upto, 31);
+      if (warp_total == 0) continue;
+      unsigned long long first = 0;
+      if (lane == 31) first = atomicAdd(slots.count + slot, static_cast<unsigned long long>(warp_total));
+      first = __shfl_sync(0xffffffffu, first, 31);
+      std::int64_t pos = static_cast<std::int64_t>(first) + (upto - mine);
+      const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
+      while (flags) {
+        const int bit = __ffs(flags) - 1;
+        flags &= flags - 1;
+        if (pos < limit) slots.index[base + pos] = step_row(j0, bit / 4, bit % 4);
+        ++pos;
+      }
     }
   }
-  __syncthreads();
-  if (threadIdx.x == 0) slots.count[slot] = found;
 }
 
 // Per slot: the defined distance of each candidate, sorted by (distance, index) in shared
@@ -740,7 +846,8 @@ bool split_products(int device) {
 // their TF32 parts too (three times the rows' bytes more).
 class DeviceTrain final : public PreparedTrain {
  public:
-  DeviceTrain(const Matrix& train, int device, bool with_split) : device_(device), rows_(train.rows), cols_(train.cols) {
+  DeviceTrain(const Matrix& train, int device, bool with_split, bool with_half)
+      : device_(device), rows_(train.rows), cols_(train.cols) {
     KNN_CUDA(cudaSetDevice(device));
     rows.resize(train.values.size());
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -751,11 +858,13 @@ class DeviceTrain final : public PreparedTrain {
       split.resize(train.values.size() * 3);
       split_rows(rows.get(), n, d, false, split.get(), 0);
     }
+    if (with_half) half.make(train, rows.get(), 0);
     KNN_CUDA(cudaDeviceSynchronize());
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
   DeviceArray<float> split;  // n x 3d, [hi | lo | hi], or empty
+  HalfRows half;             // fp16: n x d, or empty
   TrainNorms norms;
 
  private:
@@ -772,9 +881,11 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const Back
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
   const bool with_split = options.precision == Precision::fp32 && split_products(device);
-  const std::size_t bytes = train.values.size() * sizeof(float) * (with_split ? 4 : 1) + train.rows * TrainNorms::row_bytes;
+  const bool with_half = options.precision == Precision::fp16;
+  const std::size_t bytes = train.values.size() * (sizeof(float) * (with_split ? 4 : 1) + (with_half ? sizeof(__half) : 0)) +
+                            train.rows * TrainNorms::row_bytes;
   if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device, with_split);
+  return std::make_shared<DeviceTrain>(train, device, with_split, with_half);
 }
 
 GpuContext::GpuContext(int device_id) : device(device_id) {
@@ -784,6 +895,7 @@ GpuContext::GpuContext(int device_id) : device(device_id) {
   copy_stream = std::make_unique<Stream>();
   blas = std::make_unique<Blas>();
   tensor_cores = split_products(device);
+  KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
   KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t))));
@@ -829,15 +941,27 @@ void with_pass_kind(const Bounds& b, F&& f) {
   using T = std::true_type;
   using N = std::false_type;
   const bool vec = b.n % 4 == 0, l2 = b.metric == 0;
-  if (vec && l2) f(T{}, T{});
-  else if (vec) f(T{}, N{});
-  else if (l2) f(N{}, T{});
-  else f(N{}, N{});
+  if (b.sh) f(T{}, T{}, T{});  // gpu_search takes half-precision products only for l2 with n % 4 == 0
+  else if (vec && l2) f(T{}, T{}, N{});
+  else if (vec) f(T{}, N{}, N{});
+  else if (l2) f(N{}, T{}, N{});
+  else f(N{}, N{}, N{});
 }
 
-void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, unsigned grid, cudaStream_t st) {
-  with_pass_kind(b, [&](auto vec, auto f32l2) {
-    collect<decltype(vec)::value, decltype(f32l2)::value><<<grid, kSelectThreads, 0, st>>>(b, tau, slots);
+// The candidate pass over `slot_count` slots: the training rows split into as many parts as
+// give about two waves of blocks (a few queries a block would leave most of the device idle).
+void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count, int multiprocessors,
+                    cudaStream_t st) {
+  if (slot_count == 0) return;
+  KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
+  const std::int64_t blocks = (slot_count + kCollectQueries - 1) / kCollectQueries;
+  const std::int64_t steps = (b.n + kStep - 1) / kStep;
+  const std::int64_t wanted = std::int64_t{2} * multiprocessors * (2048 / kSelectThreads);
+  const auto parts = static_cast<unsigned>(std::clamp<std::int64_t>((wanted + blocks - 1) / blocks, 1, std::max<std::int64_t>(steps, 1)));
+  const dim3 grid(static_cast<unsigned>(blocks), parts);
+  with_pass_kind(b, [&](auto vec, auto f32l2, auto half) {
+    collect<decltype(vec)::value, decltype(f32l2)::value, decltype(half)::value><<<grid, kSelectThreads, 0, st>>>(b, tau, slots,
+                                                                                                             slot_count);
   });
   KNN_LAUNCHED(collect);
 }
@@ -873,15 +997,15 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.tau.get() + c0;
   const auto grid = static_cast<unsigned>(rows);
-  with_pass_kind(t.bounds, [&](auto vec, auto f32l2) {
-    constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
-    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
-    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
+  with_pass_kind(t.bounds, [&](auto vec, auto f32l2, auto half) {
+    constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value, h = decltype(half)::value;
+    if (k <= 256) union_tau<4, v, f, h><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
+    else union_tau<16, v, f, h><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
   });
   KNN_LAUNCHED(union_tau);
   timer.mark(st, "tau");
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get() + c0 * cap, ctx.found.get() + c0};
-  launch_collect(t.bounds, tau, first, grid, st);
+  launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
@@ -1001,7 +1125,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     const Slots again{ctx.slot_row.get(), ctx.slot_base.get(), ctx.slot_limit.get(), 0, ctx.cand.get(), ctx.found.get()};
-    launch_collect(t.bounds, ctx.tau.get(), again, static_cast<unsigned>(g), st);
+    launch_collect(t.bounds, ctx.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
     KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, g * sizeof(int), st));
     rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
         t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
@@ -1079,12 +1203,16 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // A budget of the user's own bounds what this search holds, kept buffers included.
   if (options.device_memory_budget) ctx.release();
   cudaStream_t st = ctx.stream->s;
-  const bool tf32 = options.precision == Precision::tf32 && metric != 1;
+  // fp16: half-precision products, written as halves, read by the two-pass path's l2 kernels;
+  // other fp16 searches take TF32's product.
+  const bool half = options.precision == Precision::fp16 && metric == 0 && k <= kFastK && n % 4 == 0;
+  const bool tf32 = (options.precision == Precision::tf32 || (options.precision == Precision::fp16 && !half)) && metric != 1;
   // float32 products from split operands on tensor cores: float32's accuracy (within a small
   // factor) at a third of TF32's speed, several times cuBLAS's float32 product.
-  const bool split = !tf32 && metric != 1 && ctx.tensor_cores;
+  const bool split = options.precision == Precision::fp32 && metric != 1 && ctx.tensor_cores;
   check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   const double c = metric == 1 ? detail::fp32_l1_bound(train.cols)
+                   : half      ? detail::fp16_dot_bound(train.cols)
                    : tf32      ? detail::tf32_dot_bound(train.cols)
                    : split     ? detail::split_tf32_dot_bound(train.cols)
                                : detail::fp32_dot_bound(train.cols);
@@ -1097,20 +1225,23 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
   const bool need_split = split && !(prepared && prepared->split.get());
-  const std::size_t train_bytes =
-      static_cast<std::size_t>(n) * (d * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes);
+  const bool need_half = half && !(prepared && prepared->half.rows.get());
+  // Bytes of a training row on the device: its values, their split or half copy, its norms.
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(d) * (sizeof(float) * (split ? 4 : 1) + (half ? sizeof(__half) : 0)) + TrainNorms::row_bytes;
+  const std::size_t train_bytes = static_cast<std::size_t>(n) * row_bytes;
   std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
   // Rows already resident count in what is free; a budget the user set holds them too.
   if (prepared && !options.device_memory_budget) budget += train_bytes;
   // Per query row: its data and candidates, and its approximate values against every training row.
-  const std::size_t per_query_fixed =
-      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
+  const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) +
+                                      (half ? static_cast<std::size_t>(d) * sizeof(__half) : 0) +
+                                      static_cast<std::size_t>(k + 64) * 32 + 64;
   const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes;
     const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
     if (rows == 0)
       throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
@@ -1144,16 +1275,36 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     split_rows(d_train, n, d, false, own_split.get(), st);
     d_split = own_split.get();
   }
+  HalfRows own_half;
+  const HalfRows* train_half = half ? (need_half ? &own_half : &prepared->half) : nullptr;
+  if (need_half) own_half.make(train, d_train, st);
   const double* d_tn = norms->exact.get();
   // 1 + c and 1 - c rounded away from 1, for the float bounds of l2.
   const float c_up = std::nextafter(static_cast<float>(1.0 + c), 2.0f);
   const float c_dn = std::nextafter(static_cast<float>(1.0 - c), 0.0f);
-  auto make_bounds = [&](const float* s, const double* qn, std::int64_t first_query) {
-    Bounds b{s, n, metric, qn, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, first_query};
+  // l2's absolute margin (what underflow may lose), per tile with fp16: its products' part added,
+  // from the queries' scale 2^q_exponent.
+  double l2_abs = detail::l2_underflow(train.cols);
+  int q_exponent = 0;
+  // The bounds of a tile's (or chunk's) products, which start at row `first_row` of ctx.s.
+  auto make_bounds = [&](std::int64_t first_row, const double* qn, std::int64_t first_query) {
+    Bounds b{ctx.s.get() + first_row * n, n, metric, qn, d_tn, c, req.exclude ? ctx.exclude.get() : nullptr, first_query};
     b.tn_up = norms->up.get();
     b.tn_dn = norms->dn.get();
     b.c_up = c_up;
     b.c_dn = c_dn;
+    b.l2_abs = l2_abs;
+    b.l2_abs_up = std::nextafter(static_cast<float>(l2_abs), INFINITY);
+    b.d = d;
+    if (half) {
+      // The products' scale 2^-(q_exponent + train exponent), in two powers of two: the first
+      // keeps any nonzero half (>= 2^-24) normal, or stops short of overflow.
+      const int e = -(q_exponent + train_half->exponent);
+      const int e1 = e < 0 ? std::max(e, -100) : std::min(e, 127);
+      b.sh = reinterpret_cast<const __half*>(ctx.s.get()) + first_row * n;
+      b.scale1 = std::ldexp(1.0f, e1);
+      b.scale2 = std::ldexp(1.0f, e - e1);
+    }
     return b;
   };
   if (req.exclude) {
@@ -1178,6 +1329,14 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const std::int64_t qt = std::min(tile, nq - q0);
     ctx.q.resize(static_cast<std::size_t>(qt) * d);
     if (split) ctx.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
+    if (half) {
+      ctx.q_half.resize(static_cast<std::size_t>(qt) * d);
+      const RowNorms qnorms = largest_row_norms(queries.row(static_cast<std::size_t>(q0)), static_cast<std::size_t>(qt), train.cols);
+      q_exponent = half_exponent(qnorms.l2);
+      const double a = detail::fp16_dot_absolute(train.cols, std::ldexp(1.0, q_exponent), std::ldexp(1.0, train_half->exponent),
+                                                  qnorms.l1, train_half->l1);
+      l2_abs = detail::l2_underflow(train.cols) + 2.0 * a;  // l2 takes -2 q.t: twice the bound
+    }
     ctx.qn.resize(static_cast<std::size_t>(qt));
     ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
     if (fast) fast_select_reserve(ctx, qt, k);
@@ -1210,6 +1369,16 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((cq + 15) / 16));
         l1_sums<<<grid, dim3(16, 16), 0, st>>>(q_chunk, d_train, cq, n, d, s_chunk);
         KNN_LAUNCHED(l1_sums);
+      } else if (half) {
+        // Half-precision products of the scaled rows, written as halves where ctx.s holds floats.
+        const float one = 1.0f, zero = 0.0f;
+        __half* q_parts = ctx.q_half.get() + c0 * d;
+        halve_rows(q_chunk, cq * d, std::ldexp(1.0f, q_exponent), q_parts, st);
+        check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), d, &one,
+                                train_half->rows.get(), CUDA_R_16F, d, q_parts, CUDA_R_16F, d, &zero,
+                                reinterpret_cast<__half*>(ctx.s.get()) + c0 * n, CUDA_R_16F, static_cast<int>(n),
+                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
       } else {
         const float one = 1.0f, zero = 0.0f;
         const float* a = d_train;
@@ -1227,13 +1396,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       }
       timer.mark(st, "product");
       if (!fast) continue;
-      const Bounds chunk_bounds = make_bounds(s_chunk, ctx.qn.get() + c0, q0 + c0);
+      const Bounds chunk_bounds = make_bounds(c0, ctx.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
       fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric, results}, c0,
                         ctx.select_stream->s, timer);
     }
-    const Bounds bounds = make_bounds(ctx.s.get(), ctx.qn.get(), q0);
+    const Bounds bounds = make_bounds(0, ctx.qn.get(), q0);
     if (fast) {
       const auto host_start = std::chrono::steady_clock::now();
       if (undelivered) deliver(ctx, finished, out);
