@@ -83,7 +83,6 @@ TEST(CudaBackend, MatchesCpuOnRandomShapes) {
         expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, what);
         if (m != knn::Metric::l1)
           expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, what + " tf32");
-        expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::fp16), cpu, what + " fp16");
       }
   }
 }
@@ -115,7 +114,6 @@ TEST(CudaBackend, DuplicatesAndNearTies) {
       const auto cpu = run(knn::Device::cpu, train, q, k, m);
       expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, std::string(knn::to_string(m)) + " k=" + std::to_string(k));
       expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, "tf32");
-      expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::fp16), cpu, "fp16");
     }
 }
 
@@ -158,50 +156,6 @@ TEST(CudaBackend, BothKindsOfFloat32ProductGiveTheCpuAnswer) {
   }
 }
 
-// Half-precision products (fp16): operands scaled by powers of two and rounded to half, values
-// far under half's normal range once scaled (the bound's absolute part), norms far apart between
-// queries and training rows, near-ties, and the shapes that take TF32's product instead (n not
-// divisible by 4, k above 2,048, l1 and cosine).
-TEST(CudaBackend, HalfPrecisionProductsGiveTheCpuAnswer) {
-  REQUIRE_GPU();
-  const std::uint64_t seed = knn::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const auto spread = [&](std::size_t rows, std::size_t cols, float lo_exp, float hi_exp) {
-    std::uniform_real_distribution<float> e(lo_exp, hi_exp);
-    knn::Matrix m(rows, cols);
-    for (auto& v : m.values) v = std::pow(10.0f, e(rng)) * (rng() % 2 ? 1.0f : -1.0f);
-    return m;
-  };
-  knn::Matrix near(4000, 64);
-  const auto base = knn::test::random_matrix(1, 64, rng, 0.0f, 1.0f);
-  for (std::size_t i = 0; i < near.rows; ++i) {
-    std::copy_n(base.row(0), 64, near.row(i));
-    float& v = near(i, rng() % 64);
-    for (unsigned s = 0; s < 1 + rng() % 4; ++s) v = std::nextafter(v, 2.0f);
-  }
-  struct Case {
-    knn::Matrix train, q;
-    std::vector<std::size_t> ks;
-  };
-  const Case cases[] = {
-      {spread(4000, 40, -6.0f, 2.0f), spread(50, 40, -6.0f, 2.0f), {1, 10, 300}},       // many values under half's normal range
-      {spread(4000, 16, -30.0f, -25.0f), spread(30, 16, -30.0f, -25.0f), {1, 20}},        // tiny everywhere: scaled up
-      {spread(4000, 16, 20.0f, 25.0f), spread(30, 16, 20.0f, 25.0f), {1, 20}},            // huge everywhere: scaled down
-      {spread(4000, 24, -1.0f, 0.0f), spread(30, 24, 3.0f, 4.0f), {5}},                   // queries far outside
-      {near, knn::test::random_matrix(3, 64, rng, 0.0f, 1.0f), {1, 7, 2500}},            // near-ties; k > 2,048
-      {knn::test::random_matrix(4001, 9, rng, -1.0f, 1.0f), knn::test::random_matrix(20, 9, rng, -1.0f, 1.0f), {3}},  // n % 4 != 0
-  };
-  for (const Case& c : cases)
-    for (auto m : kMetrics)
-      for (std::size_t k : c.ks) {
-        const std::string what = "fp16 n=" + std::to_string(c.train.rows) + " d=" + std::to_string(c.train.cols) +
-                                 " k=" + std::to_string(k) + " " + knn::to_string(m);
-        expect_identical(run(knn::Device::cuda, c.train, c.q, k, m, nullptr, knn::Precision::fp16),
-                         run(knn::Device::cpu, c.train, c.q, k, m), what);
-      }
-}
-
 // Values whose products fall under float's normal range, where tensor cores and cuBLAS may
 // flush to zero: every precision keeps the CPU's answer (the bounds' absolute part).
 TEST(CudaBackend, ValuesUnderFloatsNormalRangeStayExact) {
@@ -221,9 +175,9 @@ TEST(CudaBackend, ValuesUnderFloatsNormalRangeStayExact) {
     for (auto m : kMetrics)
       for (std::size_t k : {1u, 20u}) {
         const auto cpu = run(knn::Device::cpu, set[0], set[1], k, m);
-        for (auto p : {knn::Precision::fp32, knn::Precision::tf32, knn::Precision::fp16})
+        for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
           expect_identical(run(knn::Device::cuda, set[0], set[1], k, m, nullptr, p), cpu,
-                           std::string(p == knn::Precision::fp32 ? "fp32" : p == knn::Precision::tf32 ? "tf32" : "fp16") + " n=" + std::to_string(set[0].rows) + " k=" + std::to_string(k) +
+                           std::string(p == knn::Precision::fp32 ? "fp32" : "tf32") + " n=" + std::to_string(set[0].rows) + " k=" + std::to_string(k) +
                                " " + knn::to_string(m));
       }
 }

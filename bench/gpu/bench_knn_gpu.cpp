@@ -210,7 +210,7 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
 }
 
 // The GPU rows of a table: fp32 (products from split operands on TF32 tensor cores), fp32 with
-// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), tf32 and fp16.
+// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), and tf32.
 struct Variant {
   knn::Precision p;
   bool sgemm;
@@ -218,8 +218,7 @@ struct Variant {
 };
 constexpr Variant kVariants[] = {{knn::Precision::fp32, false, "fp32"},
                                  {knn::Precision::fp32, true, "fp32, cuBLAS float32 product"},
-                                 {knn::Precision::tf32, false, "tf32"},
-                                 {knn::Precision::fp16, false, "fp16"}};
+                                 {knn::Precision::tf32, false, "tf32"}};
 class SgemmScope {
  public:
   explicit SgemmScope(bool on) : on_(on) {
@@ -316,21 +315,20 @@ void scaling() {
 // times to stderr (the stages then run one after another, so their sum exceeds the times above).
 void stages(const std::string& train_csv, const std::string& test_csv) {
   setenv("KNN_GPU_TIMING", "1", 1);
-  std::fprintf(stderr, "\nstage times, Fashion-MNIST, k = 5 (fp32, tf32, fp16), training rows on the GPU:\n");
+  std::fprintf(stderr, "\nstage times, Fashion-MNIST, k = 5 (fp32, then tf32), training rows on the GPU:\n");
   const Scaled fm = load_scaled(train_csv, test_csv);
   const auto resident = prepare(fm.x);
   // Each precision three times: the first calls also load kernels and allocate the backend's buffers
   // (two page-locked staging buffers, taken in turn).
-  for (auto p : {knn::Precision::fp32, knn::Precision::tf32, knn::Precision::fp16})
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
     for (int call = 0; call < 3; ++call) search(knn::Device::cuda, p, fm.x, fm.q, 5, resident.get());
   std::mt19937_64 rng(1);
   const auto st = uniform(1000000, 128, rng);
   const auto sq = uniform(10000, 128, rng);
   const auto sres = prepare(st);
   for (std::size_t k : {10u, 1000u})
-    for (auto p : {knn::Precision::fp32, knn::Precision::tf32, knn::Precision::fp16}) {
-      std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = %zu, %s:\n", k,
-                   p == knn::Precision::fp32 ? "fp32" : p == knn::Precision::tf32 ? "tf32" : "fp16");
+    for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+      std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = %zu, %s:\n", k, p == knn::Precision::fp32 ? "fp32" : "tf32");
       search(knn::Device::cuda, p, st, sq, k, sres.get());
     }
   unsetenv("KNN_GPU_TIMING");

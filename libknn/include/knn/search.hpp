@@ -76,13 +76,10 @@ class Backend {
   virtual void scale(const Scaler& scaler, Matrix& m) const;
 };
 
-/// Arithmetic of the GPU's candidate pass. Whichever it is, the reported neighbours and distances
-/// are the exact ones: tf32 and fp16 only widen the margin within which candidates are re-ranked.
-/// fp16: half-precision products (tensor cores) of operands scaled by powers of two, written in
-/// half precision, for l2 with k up to 2,048 and a training-row count divisible by 4; other
-/// searches take tf32's product.
-enum class Precision { fp32, tf32, fp16 };
-Precision parse_precision(const std::string& text);  // "fp32" | "tf32" | "fp16"
+/// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the
+/// exact ones: tf32 only widens the margin within which candidates are re-ranked.
+enum class Precision { fp32, tf32 };
+Precision parse_precision(const std::string& text);  // "fp32" | "tf32"
 
 struct BackendOptions {
   Device device = Device::automatic;

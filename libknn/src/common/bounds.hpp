@@ -42,28 +42,6 @@ KNN_HD inline double split_tf32_dot_bound(std::size_t d) {
   return (0x1p-22 * 3.001 + 2.0 * float_gamma(3 * d + 2)) * 1.05 + static_cast<double>(3 * d + 8) * 0x1p-50;
 }
 
-/// The same for half-precision products (the fp16 precision): q and t scaled by powers of two sq
-/// and st (so that no row of either has a norm above 2^7, and no sum exceeds half's range), each
-/// value rounded to half (within 2^-11 of itself in half's normal range, within 2^-25 below it),
-/// the products of halves exact in float, their float accumulation counted twice, and the sum
-/// rounded to half once more (2^-11 relative, or 2^-25 below the normal range). The relative part,
-/// a multiple of sum |q_i t_i|; fp16_dot_absolute() is the rest.
-KNN_HD inline double fp16_dot_bound(std::size_t d) {
-  const double u = 0x1p-11, g = 2.0 * float_gamma(d + 2);
-  return ((2.0 * u + u * u) + g * (1 + u) * (1 + u) + u * (1 + u) * (1 + u) * (1 + g)) * 1.05 +
-         static_cast<double>(d + 8) * 0x1p-50;
-}
-
-/// The absolute part of the half-precision bound, in the units of q.t: what values and sums under
-/// half's normal range may lose (2^-25 each, so at most 2^-25 times a row's l1 norm, scaled),
-/// with q1 and t1 the largest l1 norm of a query row and of a training row, and the float
-/// rounding of the product's rescaling (2^-149).
-KNN_HD inline double fp16_dot_absolute(std::size_t d, double sq, double st, double q1, double t1) {
-  const double u = 0x1p-11, g = 2.0 * float_gamma(d + 2);
-  const double scaled = ((sq * q1 + st * t1) * 0x1p-25 * (1 + u) + static_cast<double>(d) * 0x1p-50) * (1 + g) * (1 + u) + 0x1p-25;
-  return scaled / (sq * st) * 1.05 + 0x1p-149;
-}
-
 /// What underflow adds to any of the products above, an absolute term beside their relative one:
 /// values, products and partial sums under float's normal range (2^-126) may be flushed to zero
 /// (tensor cores, cuBLAS) or rounded to subnormals, each losing less than 2^-126. Per feature the
@@ -77,7 +55,8 @@ KNN_HD inline double dot_underflow(std::size_t d, double norm_q, double norm_t) 
 
 /// l2's absolute margin on a squared distance from dot_underflow(): twice it, with
 /// |x| <= (1 + |x|^2) / 2 turning 2^-119 sqrt(d) (|q| + |t|) into 2^-119 sqrt(d) plus
-/// 2^-120 sqrt(d) (|q|^2 + |t|^2), which each bound's relative slack (d + 8) 2^-50 covers.
+/// 2^-120 sqrt(d) (|q|^2 + |t|^2), which each bound's relative slack (d + 8) 2^-50 holds many
+/// times over beside the double arithmetic it is there for.
 KNN_HD inline double l2_underflow(std::size_t d) {
   const double dd = static_cast<double>(d);
   return 0x1p-119 * (std::sqrt(dd) + 2.0 * dd + 4.0);

@@ -26,8 +26,7 @@ const char* to_string(Device d) {
 Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::fp32;
   if (text == "tf32") return Precision::tf32;
-  if (text == "fp16") return Precision::fp16;
-  throw Error::option("precision", "unknown precision " + quote(text) + " (expected fp32, tf32 or fp16)");
+  throw Error::option("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
 }
 
 // The host's scaler is every backend's default.

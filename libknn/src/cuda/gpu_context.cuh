@@ -2,7 +2,6 @@
 // What the GPU stages share: checked CUDA calls, device and page-locked memory that frees itself,
 // and the context a backend keeps between calls (its stream, cuBLAS handle and buffers).
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,7 +116,7 @@ struct GpuContext {
   explicit GpuContext(int device_id);
   template <class F>
   void for_each_buffer(F&& f) {
-    f(q), f(q_split), f(q_half), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
+    f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp);
   }
   std::size_t bytes() {
@@ -157,7 +156,6 @@ struct GpuContext {
   };
   HostResults host[2];
   DeviceArray<float> q, q_split, s;  // q_split: the queries' TF32 parts, rows of [hi | hi | lo]
-  DeviceArray<__half> q_half;          // the queries scaled and rounded to half (fp16)
   DeviceArray<double> qn, dist, out_dist;
   DeviceArray<unsigned> tau;
   DeviceArray<std::int64_t> count, offset, cand, out_index, exclude, slot_base, slot_limit;

@@ -1,7 +1,6 @@
 #include "cuda/host_staging.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include <omp.h>
@@ -24,25 +23,6 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes) {
     const std::size_t begin = static_cast<std::size_t>(b) * block;
     std::memcpy(d + begin, s + begin, std::min(block, bytes - begin));
   }
-}
-
-RowNorms largest_row_norms(const float* x, std::size_t rows, std::size_t cols) {
-  double l2 = 0.0, l1 = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : l2, l1)
-  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(rows); ++i) {
-    const float* r = x + static_cast<std::size_t>(i) * cols;
-    double sq = 0.0, ab = 0.0;
-    for (std::size_t j = 0; j < cols; ++j) {
-      const double v = r[j];
-      sq += v * v;
-      ab += v < 0 ? -v : v;
-    }
-    l2 = std::max(l2, sq);
-    l1 = std::max(l1, ab);
-  }
-  // Rounded up past the double sums' error (cols terms, each step within 2^-53) and the root's.
-  const double up = 1.0 + static_cast<double>(cols + 4) * 0x1p-52;
-  return {std::sqrt(l2) * up, l1 * up};
 }
 
 }  // namespace knn::cuda
