@@ -164,10 +164,7 @@ TEST(CudaBackend, ValuesUnderFloatsNormalRangeStayExact) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const auto spread = [&](std::size_t rows, std::size_t cols, float lo_exp, float hi_exp) {
-    std::uniform_real_distribution<float> e(lo_exp, hi_exp);
-    knn::Matrix m(rows, cols);
-    for (auto& v : m.values) v = std::pow(10.0f, e(rng)) * (rng() % 2 ? 1.0f : -1.0f);
-    return m;
+    return knn::test::log_spread_matrix(rows, cols, rng, lo_exp, hi_exp);
   };
   const knn::Matrix sets[][2] = {{spread(3000, 16, -30.0f, -25.0f), spread(40, 16, -30.0f, -25.0f)},
                                  {spread(3001, 40, -44.0f, -18.0f), spread(40, 40, -44.0f, -18.0f)}};

@@ -147,10 +147,7 @@ TEST(Search, TinyValuesStayExact) {
   const std::uint64_t seed = knn::test::fresh_seed();
   std::mt19937_64 rng(seed);
   const auto spread = [&](std::size_t rows, std::size_t cols, float lo_exp, float hi_exp) {
-    std::uniform_real_distribution<float> e(lo_exp, hi_exp);
-    knn::Matrix m(rows, cols);
-    for (auto& v : m.values) v = std::pow(10.0f, e(rng)) * (rng() % 2 ? 1.0f : -1.0f);
-    return m;
+    return knn::test::log_spread_matrix(rows, cols, rng, lo_exp, hi_exp);
   };
   const auto tiny = spread(500, 16, -30.0f, -25.0f), tiny_q = spread(20, 16, -30.0f, -25.0f);
   const auto mixed = spread(500, 40, -44.0f, -18.0f), mixed_q = spread(20, 40, -44.0f, -18.0f);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,15 @@ inline Matrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937_64&
   Matrix m(rows, cols);
   std::uniform_real_distribution<float> u(lo, hi);
   for (auto& v : m.values) v = u(rng);
+  return m;
+}
+
+// Values +-10^e with e uniform in [lo_exp, hi_exp], either sign: magnitudes spread over many
+// orders, for bounds near the ends of float's range.
+inline Matrix log_spread_matrix(std::size_t rows, std::size_t cols, std::mt19937_64& rng, float lo_exp, float hi_exp) {
+  Matrix m(rows, cols);
+  std::uniform_real_distribution<float> e(lo_exp, hi_exp);
+  for (auto& v : m.values) v = std::pow(10.0f, e(rng)) * (rng() % 2 ? 1.0f : -1.0f);
   return m;
 }
 
