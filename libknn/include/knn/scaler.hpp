@@ -40,8 +40,8 @@ class Scaler {
   /// and maxima are reduced, and standard scaling's sums run through the ranks in order, so the
   /// result is bit-identical to fit() on all rows in one process.
   void fit(const Matrix& shard, const Communicator& comm);
-  /// Min-max parameters from column minima and maxima found elsewhere (a GPU's reduction), by
-  /// fit()'s rule: offset = lo, scale = hi - lo, or 1 where that is not above 0. With the training
+  /// Min-max parameters from column minima and maxima (fit()'s, or a GPU's reduction):
+  /// offset = lo, scale = hi - lo, or 1 where that is not above 0. With the training
   /// rows' minima and maxima this is the scaler fit() makes, provided a column whose minimum is
   /// zero passes the sign of its first zero in row order (fit() keeps the first of equal values).
   /// The scaler must be of kind minmax, and lo and hi of one size.

@@ -39,11 +39,7 @@ void Scaler::fit(const Matrix& train) {
         hi[j] = std::max(hi[j], static_cast<double>(r[j]));
       }
     }
-    for (std::size_t j = 0; j < d; ++j) {
-      offset_[j] = lo[j];
-      const double range = hi[j] - lo[j];
-      scale_[j] = range > 0.0 ? range : 1.0;
-    }
+    set_min_max(lo, hi);
     return;
   }
   // Standard: two passes in double (mean, then centred squares) for accuracy.
@@ -95,12 +91,9 @@ void Scaler::fit(const Matrix& train, const Communicator& comm) {
     }
     comm.allreduce_min(lo.data(), d);
     comm.allreduce_max(hi.data(), d);
-    for (std::size_t j = 0; j < d; ++j) {
-      if (!(lo[j] <= hi[j])) continue;  // no rows on any rank
-      offset_[j] = lo[j];
-      const double range = hi[j] - lo[j];
-      scale_[j] = range > 0.0 ? range : 1.0;
-    }
+    for (std::size_t j = 0; j < d; ++j)
+      if (!(lo[j] <= hi[j])) lo[j] = hi[j] = 0.0;  // no rows on any rank: offset 0, scale 1
+    set_min_max(lo, hi);
     return;
   }
   // Standard: each sum continues on the next rank where the previous one stopped, in row order,
