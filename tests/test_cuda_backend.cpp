@@ -253,10 +253,50 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
   auto train = knn::test::random_matrix(n, d, rng, -0.01f, 0.01f);
   for (std::size_t i = 0; i < n; ++i) train.values[i * d] += static_cast<float>(n - i) * 0.001f;  // row 0 farthest
   const auto q = knn::test::random_matrix(64, d, rng, -0.01f, 0.01f);
-  for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
-    for (std::size_t k : {1u, 10u, 100u})
-      expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), run(knn::Device::cpu, train, q, k, knn::Metric::l2),
-                       "far-to-near rows, k = " + std::to_string(k));
+  for (const char* fused : {"0", "1"}) {  // the fused path's second round takes its own pass
+    const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
+    for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+      for (std::size_t k : {1u, 10u, 100u})
+        expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p),
+                         run(knn::Device::cpu, train, q, k, knn::Metric::l2),
+                         "far-to-near rows, k = " + std::to_string(k) + ", KNN_GPU_FUSED=" + fused);
+  }
+}
+
+// Products and candidates in one kernel (l2, tensor cores, at most 128 product terms, k up to
+// 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
+// of 4 bytes), split float32 operands of up to 126 terms and TF32 ones of 128, more queries than
+// a block holds and a part of one, excluded rows, and rows repeated so that ties cross blocks.
+TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::size_t shapes[][3] = {{1, 1, 1}, {37, 5, 300}, {3000, 7, 129}, {9000, 42, 257}, {6000, 128, 130}, {2000, 3, 50}};
+  for (const auto& s : shapes) {
+    auto train = knn::test::random_matrix(s[0], s[1], rng, -1.0f, 1.0f);
+    for (std::size_t i = 1; i < train.rows; i += 3) std::copy_n(train.row(i - 1), train.cols, train.row(i));  // ties
+    auto q = knn::test::random_matrix(s[2], s[1], rng, -1.0f, 1.0f);
+    for (std::size_t i = 0; i < std::min(q.rows, train.rows); i += 2) std::copy_n(train.row(i), q.cols, q.row(i));  // exact hits
+    std::vector<std::int64_t> ex(q.rows);
+    for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = i % 2 == 0 && i < train.rows ? static_cast<std::int64_t>(i) : -1;
+    for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{33}, std::size_t{300}}) {
+      if (k > s[0]) continue;
+      for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
+        if (exclude && k >= s[0]) continue;  // a query's own row out leaves n - 1
+        const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
+        for (const char* fused : {"1", "0"}) {
+          const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
+          for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+            const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
+                                     " k=" + std::to_string(k) + (exclude ? " excluded" : "") + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
+                                     " KNN_GPU_FUSED=" + fused;
+            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, p), cpu, what);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(CudaBackend, SmallMemoryBudgetGivesTheSameAnswer) {

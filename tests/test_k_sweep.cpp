@@ -80,23 +80,7 @@ Outcome process(const std::string& program, const std::vector<std::string>& args
   return knn::test::run_process(program, args);
 }
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) ::setenv(name_, old_.c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using knn::test::ScopedEnv;
 
 bool gnuplot_available() {
   if (std::getenv("KNN_GNUPLOT") && *std::getenv("KNN_GNUPLOT")) return true;

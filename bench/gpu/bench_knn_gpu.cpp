@@ -210,28 +210,32 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
 }
 
 // The GPU rows of a table: fp32 (products from split operands on TF32 tensor cores), fp32 with
-// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), and tf32.
+// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), tf32, and tf32 with
+// products and candidates in one kernel (KNN_GPU_FUSED=1: l2 with up to 128 product terms, so
+// not Fashion-MNIST's 784 features).
 struct Variant {
   knn::Precision p;
-  bool sgemm;
+  const char* env;  // set to "0" or "1" for the row, or null
+  const char* value;
   const char* name;
 };
-constexpr Variant kVariants[] = {{knn::Precision::fp32, false, "fp32"},
-                                 {knn::Precision::fp32, true, "fp32, cuBLAS float32 product"},
-                                 {knn::Precision::tf32, false, "tf32"}};
-class SgemmScope {
+constexpr Variant kVariants[] = {{knn::Precision::fp32, nullptr, nullptr, "fp32"},
+                                 {knn::Precision::fp32, "KNN_GPU_SGEMM", "1", "fp32, cuBLAS float32 product"},
+                                 {knn::Precision::tf32, nullptr, nullptr, "tf32"},
+                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"}};
+class EnvScope {
  public:
-  explicit SgemmScope(bool on) : on_(on) {
-    if (on_) setenv("KNN_GPU_SGEMM", "1", 1);
+  explicit EnvScope(const Variant& v) : name_(v.env) {
+    if (name_) setenv(name_, v.value, 1);
   }
-  ~SgemmScope() {
-    if (on_) unsetenv("KNN_GPU_SGEMM");
+  ~EnvScope() {
+    if (name_) unsetenv(name_);
   }
-  SgemmScope(const SgemmScope&) = delete;
-  SgemmScope& operator=(const SgemmScope&) = delete;
+  EnvScope(const EnvScope&) = delete;
+  EnvScope& operator=(const EnvScope&) = delete;
 
  private:
-  bool on_;
+  const char* name_;
 };
 
 void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
@@ -247,7 +251,8 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|---|\n");
   for (const Variant& v : kVariants)
     for (bool resident : {false, true}) {
-      const SgemmScope sgemm(v.sgemm);
+      if (v.env && std::string(v.env) == "KNN_GPU_FUSED") continue;  // does not apply: 784 features
+      const EnvScope env(v);
       knn::Neighbors nb;
       std::vector<int> pred(q.rows);
       const GpuRow r = gpu_row(v.p, x, resident, 7, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
@@ -273,7 +278,7 @@ void synthetic() {
   for (std::size_t k : {10u, 1000u}) {
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
     for (const Variant& v : kVariants) {
-      const SgemmScope sgemm(v.sgemm);
+      const EnvScope env(v);
       knn::Neighbors nb;
       const GpuRow r = gpu_row(v.p, train, true, 3,
                                [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, train, q, k, prep); });
@@ -290,12 +295,12 @@ constexpr std::size_t kScalingMaxBytes = std::size_t{8} << 30;
 
 void scaling() {
   std::mt19937_64 rng(2);
-  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | peak device memory, fp32 / tf32 (MiB) |\n|---|---|---|---|---|\n");
+  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | tf32 fused, KNN_GPU_FUSED=1 (ms) | peak device memory, fp32 / tf32 (MiB) |\n|---|---|---|---|---|---|\n");
   for (std::size_t n : {10000u, 100000u, 1000000u, 10000000u})
     for (std::size_t d : {16u, 128u, 1024u}) {
       const std::size_t bytes = n * d * sizeof(float);
       if (bytes > kScalingMaxBytes) {
-        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
+        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
         continue;
       }
       const auto train = uniform(n, d, rng);
@@ -305,7 +310,10 @@ void scaling() {
                        [&](const knn::Backend& b, const knn::PreparedTrain* prep) { search(b, train, q, 10, prep); });
       };
       const GpuRow f = row(knn::Precision::fp32), t = row(knn::Precision::tf32);
-      std::printf("| %zu | %zu | %.2f | %.2f | %.0f / %.0f |\n", n, d, f.ms, t.ms, f.mib, t.mib);
+      setenv("KNN_GPU_FUSED", "1", 1);
+      const GpuRow w = row(knn::Precision::tf32);
+      unsetenv("KNN_GPU_FUSED");
+      std::printf("| %zu | %zu | %.2f | %.2f | %.2f | %.0f / %.0f |\n", n, d, f.ms, t.ms, w.ms, f.mib, t.mib);
     }
 }
 
@@ -331,6 +339,10 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
       std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = %zu, %s:\n", k, p == knn::Precision::fp32 ? "fp32" : "tf32");
       search(knn::Device::cuda, p, st, sq, k, sres.get());
     }
+  std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 10, tf32, products and candidates fused (KNN_GPU_FUSED=1):\n");
+  setenv("KNN_GPU_FUSED", "1", 1);
+  search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
+  unsetenv("KNN_GPU_FUSED");
   unsetenv("KNN_GPU_TIMING");
 }
 

@@ -180,6 +180,23 @@ void split_rows(const float* x, std::int64_t rows, int d, bool query_layout, flo
   KNN_LAUNCHED(split_tf32);
 }
 
+// l2's float bound (Bounds::Row::l2_bound) from v = q.t, the query's and the training row's
+// squared norms rounded the bound's way (qn, tnj), 1 +- c rounded so (c) and the absolute margin
+// rounded up (abs_up).
+template <bool Upper>
+__device__ __forceinline__ float l2_float_bound(float v, float qn, float tnj, float c, float abs_up) {
+  const float m2v = -2.0f * v;  // exact, unless it overflows
+  float b;
+  if (Upper) {
+    b = __fadd_ru(__fadd_ru(__fmul_ru(__fadd_ru(qn, tnj), c), m2v), abs_up) + 0.0f;
+    if (isnan(b) || isinf(m2v)) b = INFINITY;
+  } else {
+    b = __fadd_rd(__fadd_rd(__fmul_rd(__fadd_rd(qn, tnj), c), m2v), -abs_up) + 0.0f;
+    if (isnan(b) || isinf(m2v)) b = -INFINITY;
+  }
+  return b;
+}
+
 // Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
 // 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
 // L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is
@@ -224,16 +241,7 @@ struct Bounds {
     // lower -inf). Rows past the end and the excluded row are the caller's (masked()).
     template <bool Upper>
     __device__ float l2_bound(float v, float tnj) const {
-      const float m2v = -2.0f * v;  // exact, unless it overflows
-      float b;
-      if (Upper) {
-        b = __fadd_ru(__fadd_ru(__fmul_ru(__fadd_ru(qn_up, tnj), c_up), m2v), l2_abs_up) + 0.0f;
-        if (isnan(b) || isinf(m2v)) b = INFINITY;
-      } else {
-        b = __fadd_rd(__fadd_rd(__fmul_rd(__fadd_rd(qn_dn, tnj), c_dn), m2v), -l2_abs_up) + 0.0f;
-        if (isnan(b) || isinf(m2v)) b = -INFINITY;
-      }
-      return b;
+      return l2_float_bound<Upper>(v, Upper ? qn_up : qn_dn, tnj, Upper ? c_up : c_dn, l2_abs_up);
     }
 
     // Rows past the end and the excluded row get NaN for both bounds: NaN's ordered key is above
@@ -866,6 +874,7 @@ struct Tile {
   int d, metric;
   Metric kind;
   int results;  // the set of ctx.host its first-round results go to
+  const struct FusedPlan* fused = nullptr;  // set: candidates by fused_collect, tau from its sample
 };
 
 // First-round places per query: room for the k nearest and what ties with them within the
@@ -905,6 +914,286 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
   KNN_LAUNCHED(collect);
 }
 
+// ---- Products and candidates in one kernel: l2, small k, up to 128 product terms ----
+//
+// With few features a product is cheap to compute and dear to keep: 10^6 x 128 in TF32 writes
+// 8.6 GB a 2,147-query tile, which the candidate pass then reads back, and the two transfers
+// take more time than the tensor cores do. Here a block holds the operand rows of 128 queries in
+// shared memory, streams the training rows through in stages of 128 (cp.async, two buffers),
+// takes each 128 x 128 product on tensor cores (mma.sync m16n8k8, TF32) and tests every pair's
+// lower bound against tau at once: no product leaves the SM. tau must be known first; it comes
+// from a cuBLAS product with every stride-th training row (fused_stride()).
+//
+// Measured on an H200 it loses to the written product, so it runs only where KNN_GPU_FUSED=1
+// asks for it: its candidate pass took 39.8 ms for 10^4 queries against 10^6 x 128 in TF32, about
+// 64 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while writing
+// 8.6 GB) and reading it back 2.0 ms. It runs two warps a scheduler (160 to 180 registers, 200 KiB
+// of shared memory), so latency is exposed: Nsight Compute found the schedulers idle 80% of the
+// time. Hopper's wgmma and a deeper pipeline would be the next step. What it keeps: a tile's
+// device memory holds only the sample's products.
+//
+// The product is the same sum as cuBLAS's in another order: the bounds hold for any order
+// (tf32_dot_bound, split_tf32_dot_bound: inputs cut to TF32 by rounding or truncation, either).
+// Within each 32 terms a thread loads 8 consecutive values of a row with two 16-byte loads and
+// feeds them to four k-steps (two per load), pairing A's and B's values of the same term; which term sits in
+// which of the MMA's 8 places does not change the sum's terms.
+constexpr int kFusedQueries = 128;  // queries a block (its operand rows stay in shared memory)
+constexpr int kFusedRows = 128;     // training rows a stage
+constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
+constexpr int kFusedThreads = 256;  // 8 warps: 2 x 4 over the 128 x 128 stage, 64 x 32 each
+
+// Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
+// rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
+// quarter warp fall in distinct banks).
+constexpr std::size_t fused_smem_bytes(int kp) {
+  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(kp + 4) * sizeof(float);
+}
+
+struct FusedArgs {
+  const float* q;  // operand rows of the tile's queries, kdim floats each
+  const float* t;  // operand rows of the training set, kdim floats each
+  int kdim;        // product terms (zero-filled up to the kernel's KP)
+  Bounds b;        // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
+  const unsigned* tau;
+  Slots slots;
+  int slot_count;
+  std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
+};
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem, int bytes) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int bytes) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+// `rows` operand rows into shared memory, kp floats each (kp + 4 apart); row r from src(r), or
+// zeros where src(r) is null and past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned.
+// `any` is a valid address for the copies that read nothing.
+template <bool Vec, class Src>
+__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src) {
+  const int stride = kp + 4;
+  if (Vec) {
+    const int per_row = kp / 4;
+    for (int c = threadIdx.x; c < rows * per_row; c += kFusedThreads) {
+      const int r = c / per_row, f = (c - r * per_row) * 4;
+      const float* from = src(r);
+      const bool in = from != nullptr && f < kdim;
+      cp_async16(dst + r * stride + f, in ? from + f : any, in ? 16 : 0);
+    }
+  } else {
+    for (int c = threadIdx.x; c < rows * kp; c += kFusedThreads) {
+      const int r = c / kp, f = c - r * kp;
+      const float* from = src(r);
+      const bool in = from != nullptr && f < kdim;
+      cp_async4(dst + r * stride + f, in ? from + f : any, in ? 4 : 0);
+    }
+  }
+}
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, float a2, float a3, float b0, float b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+        "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+
+__device__ __forceinline__ float pick(const float4 (&v)[2], int i) {
+  const float4& h = v[i / 4];
+  const int e = i % 4;
+  return e == 0 ? h.x : e == 1 ? h.y : e == 2 ? h.z : h.w;
+}
+
+// Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
+// (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
+// x * 128 .. + 127 against the stages of part y.
+template <int KP, bool Vec>
+__global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
+  constexpr int stride = KP + 4;
+  extern __shared__ float4 fused_smem4[];
+  float* const qs = reinterpret_cast<float*>(fused_smem4);
+  float* const ts = qs + kFusedQueries * stride;
+  __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries];
+  __shared__ std::int64_t q_excluded[kFusedQueries];
+  __shared__ __align__(16) float t_norm[2][kFusedRows];  // the stage's squared norms, rounded down
+  const Bounds& b = a.b;
+  const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
+  const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
+  const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
+  if (stages <= 0) return;  // the same for the whole block
+
+  fused_load<Vec>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
+    const int slot = first_slot + r;
+    return slot < a.slot_count ? a.q + static_cast<std::int64_t>(a.slots.row_of(slot)) * a.kdim : nullptr;
+  });
+  for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
+    const int slot = first_slot + r;
+    if (slot < a.slot_count) {
+      const int row = a.slots.row_of(slot);
+      q_norm[r] = __double2float_rd(b.qn[row]);
+      q_tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
+      q_excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
+    } else {
+      q_norm[r] = 0.0f;
+      q_tau[r] = NAN;  // no bound is <= NaN
+      q_excluded[r] = -1;
+    }
+  }
+  const auto load_stage = [&](std::int64_t s) {
+    const std::int64_t j0 = (stage0 + s) * kFusedRows;
+    fused_load<Vec>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
+      const std::int64_t j = j0 + r;
+      return j < b.n ? a.t + j * a.kdim : nullptr;
+    });
+    if (threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
+      const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
+      cp_async16(&t_norm[s & 1][threadIdx.x * 4], left > 0 ? b.tn_dn + j : b.tn_dn,
+                 static_cast<int>(left >= 4 ? 16 : left > 0 ? left * 4 : 0));
+    }
+  };
+  load_stage(0);
+  cp_async_commit();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+  const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
+  for (std::int64_t s = 0; s < stages; ++s) {
+    if (s + 1 < stages) load_stage(s + 1);
+    cp_async_commit();  // (empty in the last stage: the wait below then covers this one)
+    cp_async_wait_one();
+    __syncthreads();
+    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
+    float acc[4][4][4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+    // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
+#pragma unroll
+    for (int kh = 0; kh < KP / 4; kh += 4) {
+      const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
+      float4 af[4][2], bf[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
+#pragma unroll
+      for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
+#pragma unroll
+      for (int step = 0; step < 2; ++step)
+#pragma unroll
+        for (int m = 0; m < 4; ++m)
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
+            const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
+            const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+            mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
+          }
+    }
+    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+    // j0 + wn * 32 + n * 8 + 2 tig (+ 1 for odd e).
+    const int c0 = wn * 32 + 2 * tig;
+    const std::int64_t j0 = (stage0 + s) * kFusedRows + c0;
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = wm * 64 + m * 16 + h * 8 + gid;
+        const float qn = q_norm[r], tau = q_tau[r];
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float l = l2_float_bound<false>(acc[m][n][2 * h + e], qn, t_norm[s & 1][c0 + n * 8 + e], b.c_dn, b.l2_abs_up);
+            if (l <= tau) {
+              const std::int64_t j = j0 + n * 8 + e;
+              if (j < b.n && j != q_excluded[r]) {
+                const int slot = first_slot + r;
+                const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+                if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
+              }
+            }
+          }
+      }
+    __syncthreads();  // the next stage's load overwrites this stage's buffers
+  }
+}
+
+// The operands of the fused path for a tile (or chunk), and the sample that gives its tau.
+struct FusedPlan {
+  const float* q;  // the queries' operand rows
+  const float* t;  // the training rows' operand rows
+  int kdim;
+  Bounds sample;   // the product with every stride-th training row (its rows, norms, exclusions)
+};
+
+// fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
+// as keep the device's blocks busy to the last wave (each part costs one more stage: the load of
+// its queries).
+void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
+                  int multiprocessors, cudaStream_t st) {
+  if (slot_count == 0) return;
+  KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
+  // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
+  const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
+  const std::size_t smem = fused_smem_bytes(kp);
+  const bool vec = p.kdim % 4 == 0;
+  using Kernel = void (*)(FusedArgs);
+  const Kernel kernels[3][2] = {{fused_collect<32, false>, fused_collect<32, true>},
+                                {fused_collect<64, false>, fused_collect<64, true>},
+                                {fused_collect<128, false>, fused_collect<128, true>}};
+  const Kernel kernel = kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][vec ? 1 : 0];
+  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  int resident = 0;
+  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, smem));
+  const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
+  const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
+  const std::int64_t stages = std::max<std::int64_t>((b.n + kFusedRows - 1) / kFusedRows, 1);
+  std::int64_t best_parts = 1, best_cost = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t parts = 1; parts <= std::min<std::int64_t>(stages, 8192); ++parts) {
+    const std::int64_t per = (stages + parts - 1) / parts, used = (stages + per - 1) / per;
+    const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
+    if (cost < best_cost) best_cost = cost, best_parts = used;
+  }
+  FusedArgs args{p.q, p.t, p.kdim, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts};
+  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, smem, st>>>(args);
+  KNN_LAUNCHED(fused_collect);
+}
+
+// tau's sample for the fused path: one training row in `stride`. The candidates then number
+// about stride * k plus those within the margin (many with TF32's: at 10^6 x 128, k = 10, one
+// row in 13 left a third of the queries' lists overflowing), which must fit the first round's
+// lists of 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample
+// at least 4k rows.
+int fused_stride(std::int64_t k, std::int64_t n) {
+  const std::int64_t by_lists = (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, 32));
+}
+
+// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
+// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.
+__global__ void take_sample(const double* tn, const float* up, const float* dn, std::int64_t n_s, int stride, double* s_tn,
+                            float* s_up, float* s_dn, const std::int64_t* exclude, std::int64_t nq, std::int64_t* s_exclude) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n_s) {
+    s_tn[i] = tn[i * stride];
+    s_up[i] = up[i * stride];
+    s_dn[i] = dn[i * stride];
+  }
+  if (exclude && i < nq) {
+    const std::int64_t e = exclude[i];
+    s_exclude[i] = e >= 0 && e % stride == 0 ? e / stride : -1;
+  }
+}
+
 // Steps of the row that tau's pass reads: one in `stride`. The candidate pass then finds about
 // stride * k rows (plus those within the margin), which must fit the first round's lists of
 // 2k + 256 places: so a stride up to (k + 128) / 2k, at most 8, and none for k >= 128.
@@ -936,15 +1225,20 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.tau.get() + c0;
   const auto grid = static_cast<unsigned>(rows);
-  with_pass_kind(t.bounds, [&](auto vec, auto f32l2) {
+  // The fused path's tau comes from its sample's product, read whole; the others' from one step
+  // in sample_stride(k) of the tile's product.
+  const Bounds& tb = t.fused ? t.fused->sample : t.bounds;
+  const int stride = t.fused ? 1 : sample_stride(k);
+  with_pass_kind(tb, [&](auto vec, auto f32l2) {
     constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
-    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
-    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(t.bounds, static_cast<int>(k), sample_stride(k), tau);
+    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
   });
   KNN_LAUNCHED(union_tau);
   timer.mark(st, "tau");
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.cand.get() + c0 * cap, ctx.found.get() + c0};
-  launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
+  if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
+  else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
@@ -1007,7 +1301,7 @@ void deliver(GpuContext& ctx, const TileResults& r, Neighbors& out) {
 // After every chunk of the tile `t` was queued: waits for them, and runs a second round for the
 // queries whose list overflowed. What the tile found is left in `r` for deliver(), which can run
 // while the device works on the next tile (the second round needs this tile's products, so it
-// runs before the next tile's product overwrites them).
+// runs before the next tile's product overwrites them; the fused path computes its products again).
 // timing: print the wait for the device and the second round's counts (KNN_GPU_TIMING).
 void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, const Matrix& queries, TileResults& res,
                         bool timing) {
@@ -1064,7 +1358,8 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, con
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     KNN_CUDA(cudaMemcpyAsync(ctx.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
     const Slots again{ctx.slot_row.get(), ctx.slot_base.get(), ctx.slot_limit.get(), 0, ctx.cand.get(), ctx.found.get()};
-    launch_collect(t.bounds, ctx.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
+    if (t.fused) launch_fused(*t.fused, t.bounds, ctx.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
+    else launch_collect(t.bounds, ctx.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
     KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, g * sizeof(int), st));
     rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
         t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
@@ -1152,6 +1447,15 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                    : split     ? detail::split_tf32_dot_bound(train.cols)
                                : detail::fp32_dot_bound(train.cols);
   const int kdim = split ? 3 * d : d;  // the product's inner dimension
+  const bool fast = k <= kFastK;
+  // The fused path (fused_collect), where KNN_GPU_FUSED=1 asks for it: l2 on tensor cores with at
+  // most kFusedMaxTerms product terms and k <= kFastK. It is not the default: on an H200 it took
+  // 49.8 ms against 29.4 for 10^6 x 128, 10^4 queries, k = 10 in TF32 (see fused_collect), and
+  // was slower on every shape of the scaling table.
+  const int stride = fused_stride(k, n);
+  const char* fused_env = std::getenv("KNN_GPU_FUSED");
+  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && fused_env && std::string(fused_env) == "1";
+  const std::int64_t n_s = fused ? (n + stride - 1) / stride : n;  // columns of the product a tile writes
 
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
@@ -1169,7 +1473,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // Per query row: its data and candidates, and its approximate values against every training row.
   const std::size_t per_query_fixed =
       static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
-  const std::size_t per_query = static_cast<std::size_t>(n) * sizeof(float) + per_query_fixed;
+  const std::size_t per_query = static_cast<std::size_t>(n_s) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
@@ -1183,7 +1487,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
   }
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n, 1));  // cuBLAS ldc*cols
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n_s, 1));  // cuBLAS ldc*cols
 
   DeviceArray<float> own_train, own_split;
   TrainNorms own_norms;
@@ -1230,12 +1534,33 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     KNN_CUDA(cudaMemcpyAsync(ctx.exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
                              cudaMemcpyHostToDevice, st));
   }
+  // The fused path's sample: every stride-th training row, its norms and exclusions gathered.
+  auto make_sample_bounds = [&](std::int64_t first_row, const double* qn, std::int64_t first_query) {
+    Bounds b = make_bounds(first_row, qn, first_query);
+    b.s = ctx.s.get() + first_row * n_s;
+    b.n = n_s;
+    b.tn = ctx.sample_tn.get();
+    b.tn_up = ctx.sample_up.get();
+    b.tn_dn = ctx.sample_dn.get();
+    b.exclude = req.exclude ? ctx.sample_exclude.get() : nullptr;
+    return b;
+  };
+  if (fused) {
+    ctx.sample_tn.resize(static_cast<std::size_t>(n_s));
+    ctx.sample_up.resize(static_cast<std::size_t>(n_s));
+    ctx.sample_dn.resize(static_cast<std::size_t>(n_s));
+    if (req.exclude) ctx.sample_exclude.resize(static_cast<std::size_t>(nq));
+    const std::int64_t items_s = std::max(n_s, req.exclude ? nq : 0);
+    take_sample<<<blocks_for(items_s, 256), 256, 0, st>>>(d_tn, norms->up.get(), norms->dn.get(), n_s, stride, ctx.sample_tn.get(),
+                                                         ctx.sample_up.get(), ctx.sample_dn.get(), req.exclude ? ctx.exclude.get() : nullptr,
+                                                         nq, ctx.sample_exclude.get());
+    KNN_LAUNCHED(take_sample);
+  }
 
   std::vector<std::int64_t> offsets;
   std::vector<int> too_many;
 
   StageTimer timer;
-  const bool fast = k <= kFastK;
   if (items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
     index_made = std::async(std::launch::async, [&] { fill_fresh(out.index, items, std::int64_t{-1}); });
     distance_made = std::async(std::launch::async, [&] { fill_fresh(out.distance, items, 0.0); });
@@ -1248,7 +1573,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     ctx.q.resize(static_cast<std::size_t>(qt) * d);
     if (split) ctx.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
     ctx.qn.resize(static_cast<std::size_t>(qt));
-    ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n));
+    ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n_s));
     if (fast) fast_select_reserve(ctx, qt, k);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
@@ -1259,10 +1584,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // 128, k = 1,000 218.3 ms in two, 229.9 in one). KNN_GPU_CHUNKS sets the count, for such
     // measurements; timing runs the stages one after another.
     std::int64_t chunks = fast && !timer.on() && (d >= 256 || k > 256) ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
-    if (const char* force = std::getenv("KNN_GPU_CHUNKS"); force && fast && !timer.on())
+    if (const char* force = std::getenv("KNN_GPU_CHUNKS"); force && fast && !fused && !timer.on())
       chunks = std::clamp<std::int64_t>(std::atoll(force), 1, std::max<std::int64_t>(qt, 1));
     const std::int64_t chunk = (qt + chunks - 1) / chunks;
     timer.mark(st, "start");
+    FusedPlan plan{};  // the chunk's, on the fused path
     for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.q.get() + c0 * d;
@@ -1289,18 +1615,27 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           a = d_split;
           b = q_parts;
         }
-        check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
-                                CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
-                                tf32 || split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                   "cublasGemmEx");
+        if (fused) {
+          // Only the sample's products, every stride-th training row (stride rows apart: lda).
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one, a,
+                                  CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * n_s, CUDA_R_32F,
+                                  static_cast<int>(n_s), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+          plan = FusedPlan{b, a, kdim, make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0)};
+        } else {
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
+                                  CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
+                                  tf32 || split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+        }
       }
       timer.mark(st, "product");
       if (!fast) continue;
       const Bounds chunk_bounds = make_bounds(c0, ctx.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
-      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric, results}, c0,
-                        ctx.select_stream->s, timer);
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric, results, fused ? &plan : nullptr},
+                        c0, ctx.select_stream->s, timer);
     }
     const Bounds bounds = make_bounds(0, ctx.qn.get(), q0);
     if (fast) {
@@ -1310,8 +1645,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       if (timer.on())
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
-      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results}, train, queries,
-                         finished, timer.on());
+      // The second round's fused passes take the whole tile's operands.
+      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, plan.sample};
+      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
+                         train, queries, finished, timer.on());
       undelivered = true;
       results ^= 1;
       timer.report(qt, n);

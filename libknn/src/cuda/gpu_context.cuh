@@ -117,7 +117,8 @@ struct GpuContext {
   template <class F>
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
-        f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp);
+        f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
+        f(sample_exclude);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -162,6 +163,11 @@ struct GpuContext {
   DeviceArray<int> cand_query, left, slot_row;
   DeviceArray<unsigned long long> found;
   DeviceArray<unsigned char> temp;
+  // The fused path's sample of the training rows (every stride-th): squared norms, exact and
+  // rounded up and down, and the queries' excluded rows as rows of the sample.
+  DeviceArray<double> sample_tn;
+  DeviceArray<float> sample_up, sample_dn;
+  DeviceArray<std::int64_t> sample_exclude;
 };
 
 }  // namespace knn::cuda
