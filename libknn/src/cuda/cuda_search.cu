@@ -1052,8 +1052,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     });
     if (threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
       const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
-      cp_async16(&t_norm[s & 1][threadIdx.x * 4], left > 0 ? b.tn_dn + j : b.tn_dn,
-                 static_cast<int>(left >= 4 ? 16 : left > 0 ? left * 4 : 0));
+      float* to = &t_norm[s & 1][threadIdx.x * 4];
+      if (left >= 4) {
+        cp_async16(to, b.tn_dn + j, 16);
+      } else {  // the end of the rows: no read past them, zeros after
+#pragma unroll
+        for (int e = 0; e < 4; ++e) cp_async4(to + e, e < left ? b.tn_dn + j + e : b.tn_dn, e < left ? 4 : 0);
+      }
     }
   };
   load_stage(0);
