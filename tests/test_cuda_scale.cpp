@@ -1,6 +1,6 @@
-// Min-max scaling on the GPU (CudaBackend::fit_scaler and ::scale) against the host's Scaler, the
-// oracle, on fresh random data: offsets, scales and every scaled value identical bit for bit, and
-// the same ScaleOverflow. Skips without a GPU.
+// Min-max scaling on the GPU (CudaBackend::fit_scaler, ::fit_scaler_prepared and ::scale) against
+// the host's Scaler, the oracle, on fresh random data: offsets, scales and every scaled value
+// identical bit for bit, and the same ScaleOverflow. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,6 +134,27 @@ void expect_same_scaling(const knn::Backend& gpu, const Data& d, const std::stri
   gpu.scale(fitted, got_q);
   ASSERT_EQ(got_q.rows, want_q.rows);
   ASSERT_TRUE(same_bits(got_q.values, want_q.values)) << "scaled queries (" << want_q.cols << " columns)";
+
+  // Fitted and kept on the device from one upload: the same parameters and rows, and the kept
+  // rows (where the backend keeps them) are the scaled ones: searches with them give the CPU's
+  // neighbours among the host's scaled rows.
+  knn::Scaler kept_scaler(knn::Scaling::minmax);
+  kept_scaler.set_min_max(nan, nan);
+  std::shared_ptr<const knn::PreparedTrain> prepared;
+  const knn::Matrix kept = gpu.fit_scaler_prepared(kept_scaler, d.train, prepared);
+  ASSERT_TRUE(same_bits(kept_scaler.offset(), host.offset())) << "offsets, rows kept";
+  ASSERT_TRUE(same_bits(kept_scaler.scale(), host.scale())) << "scales, rows kept";
+  ASSERT_TRUE(same_bits(kept.values, want.values)) << "scaled training rows, rows kept";
+  if (!prepared || want.rows == 0 || want_q.rows == 0) return;
+  knn::SearchRequest r;
+  r.train = &want;
+  r.queries = &want_q;
+  r.k = std::min<std::size_t>(3, want.rows);
+  const knn::Neighbors cpu = knn::search(*knn::make_backend({knn::Device::cpu}), r);
+  r.prepared = prepared.get();
+  const knn::Neighbors on_gpu = knn::search(gpu, r);
+  ASSERT_EQ(on_gpu.index, cpu.index) << "neighbours among the rows kept on the device";
+  ASSERT_TRUE(same_bits(on_gpu.distance, cpu.distance)) << "distances among the rows kept on the device";
 }
 
 // Shapes: one value, one row (every range 0, scale 1), a few odd rows, wide rows (784: MNIST's),

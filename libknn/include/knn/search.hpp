@@ -71,6 +71,10 @@ class Backend {
   /// Fits `scaler` (of any kind) on `train` and returns the scaled rows: scaler.fit_transform's
   /// parameters and values, bit for bit, and its ScaleOverflow; the default runs that on the host.
   virtual Matrix fit_scaler(Scaler& scaler, const Matrix& train) const;
+  /// fit_scaler, then prepare() of the scaled rows into `prepared` (nullptr where that gains
+  /// nothing). The GPU does both from one upload of `train`: it scales the rows in device memory
+  /// and keeps them there. The default calls the two.
+  virtual Matrix fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const;
   /// Scales `m` in place with a fitted scaler: scaler.transform's values and errors, bit for bit,
   /// with `m` unchanged when it throws; the default runs that on the host.
   virtual void scale(const Scaler& scaler, Matrix& m) const;

@@ -263,9 +263,10 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
 
   // Searches `queries` among `train` (already scaled) once per metric at kmax, then predicts
   // every k for every weight function. `held` maps query rows to rows of cls_all / y_all.
+  // `prepared`: train as the backend keeps it, from fit_scaler_prepared, or null to prepare it here.
   auto predict_all = [&](const Matrix& train, const std::vector<std::size_t>& train_rows, const Matrix& queries,
                          const std::vector<std::int64_t>* exclude, std::vector<std::vector<int>>& pc,
-                         std::vector<std::vector<double>>& py) {
+                         std::vector<std::vector<double>>& py, std::shared_ptr<const PreparedTrain> prepared = nullptr) {
     // Sharded: train_rows are this rank's rows of the fold's training part, by global index.
     const std::vector<std::int64_t> keys(train_rows.begin(), train_rows.end());
     std::vector<int> tc;
@@ -276,7 +277,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     }
     pc.assign(combos, {});
     py.assign(combos, {});
-    const auto prepared = train.rows ? backend->prepare(train) : nullptr;
+    if (!prepared && train.rows) prepared = backend->prepare(train);
     for (std::size_t mi = 0; mi < opt.metrics.size(); ++mi) {
       SearchRequest req;
       req.train = &train;
@@ -340,6 +341,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
     if (!shared_rows.empty()) {
       Scaler sc(opt.scaling);
       Matrix train, q;
+      std::shared_ptr<const PreparedTrain> prepared;
       std::vector<std::size_t> train_rows = all;
       if (sharded) {
         // Every rank's rows train; the shared rows of every rank, scaled, are the queries.
@@ -354,11 +356,11 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
         q.rows = shared_rows.size();
         q.cols = data.dims();
       } else {
-        train = backend->fit_scaler(sc, data.features);
+        train = backend->fit_scaler_prepared(sc, data.features, prepared);
         q = take_rows(train, shared_rows);
       }
       std::vector<std::int64_t> ex(shared_rows.begin(), shared_rows.end());
-      predict_all(train, train_rows, q, &ex, pc, py);
+      predict_all(train, train_rows, q, &ex, pc, py, prepared);
       place(shared_rows);
       done += shared_rows.size();
       if (opt.progress) opt.progress(done, n);
@@ -368,6 +370,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       std::vector<std::size_t> rest;
       Scaler sc(opt.scaling);
       Matrix train, q;
+      std::shared_ptr<const PreparedTrain> prepared;
       const bool mine = sharded && i >= data.row_offset && i < data.row_offset + local_n;
       if (sharded) {
         // This rank's rows less row i, and row i itself (from the rank that holds it) as the query.
@@ -384,7 +387,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       } else {
         for (std::size_t r = 0; r < n; ++r)
           if (r != i) rest.push_back(r);
-        train = backend->fit_scaler(sc, take_rows(data.features, rest));
+        train = backend->fit_scaler_prepared(sc, take_rows(data.features, rest), prepared);
         q = take_rows(data.features, {i});
       }
       collective(comm, [&] {
@@ -396,7 +399,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
           throw mine ? at_cell(e, data, i - data.row_offset) : Error("");
         }
       });
-      predict_all(train, rest, q, nullptr, pc, py);
+      predict_all(train, rest, q, nullptr, pc, py, prepared);
       place({i});
       if (opt.progress) opt.progress(++done, n);
     }
@@ -414,6 +417,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       const Fold& f = folds[fi];
       Scaler sc(opt.scaling);
       Matrix train, q;
+      std::shared_ptr<const PreparedTrain> prepared;
       std::vector<std::size_t> train_rows = f.train;
       if (sharded) {
         // This rank's part of the fold's training rows; the held-out rows of every rank, in
@@ -434,7 +438,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
           q.cols = data.dims();
         }
       } else {
-        train = backend->fit_scaler(sc, take_rows(data.features, f.train));
+        train = backend->fit_scaler_prepared(sc, take_rows(data.features, f.train), prepared);
       }
       if (test) q = test->features;
       else if (!sharded) q = take_rows(data.features, f.test);
@@ -451,7 +455,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
           throw mine ? at_cell(e, data, row - data.row_offset) : Error("");
         }
       });
-      predict_all(train, train_rows, q, nullptr, pc, py);
+      predict_all(train, train_rows, q, nullptr, pc, py, prepared);
       for (std::size_t c = 0; c < combos; ++c) score_fold(c, f.test, pc[c], py[c]);
       if (opt.progress) opt.progress(fi + 1, folds.size());
     }

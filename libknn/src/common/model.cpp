@@ -25,15 +25,17 @@ void KnnModel::fit_features(const Matrix& features) {
   // that throws leaves the model unfitted.
   const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
   scaler_ = Scaler(params_.scaling);
+  std::shared_ptr<const PreparedTrain> prepared;
   if (sharded()) {
     scaler_.fit(features, *params_.backend.comm);
     train_ = features;
     scaler_.transform(train_);
+    prepared = train_.rows ? backend->prepare(train_) : nullptr;
   } else {
-    train_ = backend->fit_scaler(scaler_, features);
+    train_ = backend->fit_scaler_prepared(scaler_, features, prepared);  // the GPU uploads the rows once
   }
   backend_ = backend;
-  prepared_ = train_.rows ? backend_->prepare(train_) : nullptr;
+  prepared_ = std::move(prepared);
 }
 
 Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& payload) const {

@@ -32,6 +32,12 @@ Precision parse_precision(const std::string& text) {
 // The host's scaler is every backend's default.
 Matrix Backend::fit_scaler(Scaler& scaler, const Matrix& train) const { return scaler.fit_transform(train); }
 
+Matrix Backend::fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const {
+  Matrix scaled = fit_scaler(scaler, train);
+  prepared = scaled.rows ? prepare(scaled) : nullptr;
+  return scaled;
+}
+
 void Backend::scale(const Scaler& scaler, Matrix& m) const { scaler.transform(m); }
 
 bool cuda_available() {

@@ -26,6 +26,8 @@ class CudaBackend final : public Backend {
   /// Min-max scaling runs on the GPU (cuda_scale.cu), on the context's stream; other kinds, empty
   /// matrices and a GPU out of memory take the host's default.
   Matrix fit_scaler(Scaler& scaler, const Matrix& train) const override;
+  /// Where the rows stay on the GPU (gpu_keeps): uploaded once, scaled and kept in device memory.
+  Matrix fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const override;
   void scale(const Scaler& scaler, Matrix& m) const override;
 
  private:

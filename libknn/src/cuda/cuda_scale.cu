@@ -88,8 +88,8 @@ struct TileScaling {
   DeviceArray<double> offset, scale;
   DeviceArray<unsigned long long> bad;
 
-  TileScaling(std::size_t r, std::size_t c, const BackendOptions& options)
-      : rows(r), cols(c), tile(tile_rows(r, c, options)), x(tile * c), offset(c), scale(c), bad(1) {}
+  TileScaling(std::size_t r, std::size_t c, const BackendOptions& options) : TileScaling(r, c, tile_rows(r, c, options)) {}
+  TileScaling(std::size_t r, std::size_t c, std::size_t t) : rows(r), cols(c), tile(t), x(t * c), offset(c), scale(c), bad(1) {}
   bool one_tile() const { return tile >= rows; }
 
   // Scales the rows of `in` into `out` (both host, rows x cols) with `scaler`'s parameters, tile
@@ -130,58 +130,103 @@ std::size_t min_max_temp(std::size_t rows, std::size_t cols) {
   return s.ok() ? bytes : 0;
 }
 
-// Scaler::fit then transform of `train` (rows and columns > 0) on the GPU, into `out`. False,
-// with the scaler and `out` untouched, where the host should answer: the GPU out of memory, or
-// more columns than column_min_max takes. Every buffer is made before anything is queued.
-bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out) {
+// Scaler::fit's min-max parameters of `train` (rows and columns > 0) from the device, tile by
+// tile: rows_at(r0, m) has rows r0 .. r0 + m - 1 of `train` in device memory when the work queued
+// on the context's stream before it has run (it uploads them, or points into rows already there).
+// False where the host should answer: more columns than column_min_max takes.
+template <class RowsAt>
+bool fit_on_device(GpuContext& ctx, const Matrix& train, std::size_t tile, RowsAt&& rows_at, Scaler& fitted) {
   const std::size_t rows = train.rows, cols = train.cols;
+  const std::size_t temp_bytes = min_max_temp(tile, cols);
+  if (temp_bytes == 0) return false;
+  DeviceArray<unsigned char> temp(temp_bytes);
+  DeviceArray<float> lo(cols), hi(cols), tile_lo(cols), tile_hi(cols);
+  DeviceArray<unsigned long long> first(cols);
+  const cudaStream_t st = ctx.stream->s;
+  const auto lc = static_cast<long long>(cols);
+
+  KNN_CUDA(cudaMemsetAsync(first.get(), 0xff, cols * sizeof(unsigned long long), st));
+  for (std::size_t r0 = 0; r0 < rows; r0 += tile) {
+    const std::size_t m = std::min(tile, rows - r0);
+    const auto items = static_cast<long long>(m * cols);
+    const float* x = rows_at(r0, m);
+    std::size_t bytes = temp.bytes();
+    check_prim(knn::prim::column_min_max(temp.get(), bytes, x, static_cast<std::int64_t>(m), lc, r0 == 0 ? lo.get() : tile_lo.get(),
+                                         r0 == 0 ? hi.get() : tile_hi.get(), st));
+    if (r0 > 0) {
+      fold_min_max<<<blocks_for(lc, kThreads), kThreads, 0, st>>>(tile_lo.get(), tile_hi.get(), lc, lo.get(), hi.get());
+      KNN_LAUNCHED(fold_min_max);
+    }
+    first_zeros<<<blocks_for(items, kThreads), kThreads, 0, st>>>(x, items, lc, static_cast<unsigned long long>(r0), first.get());
+    KNN_LAUNCHED(first_zeros);
+  }
+  std::vector<float> host_lo(cols), host_hi(cols);
+  std::vector<unsigned long long> host_first(cols);
+  KNN_CUDA(cudaMemcpyAsync(host_lo.data(), lo.get(), cols * sizeof(float), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(host_hi.data(), hi.get(), cols * sizeof(float), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(host_first.data(), first.get(), cols * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaStreamSynchronize(st));
+
+  std::vector<double> min_of(cols), max_of(cols);
+  for (std::size_t c = 0; c < cols; ++c) {
+    const bool zero = host_lo[c] == 0.0f && host_first[c] != kNone;
+    min_of[c] = zero ? static_cast<double>(train(static_cast<std::size_t>(host_first[c]), c)) : static_cast<double>(host_lo[c]);
+    max_of[c] = static_cast<double>(host_hi[c]);
+  }
+  fitted = Scaler(Scaling::minmax);
+  fitted.set_min_max(min_of, max_of);
+  return true;
+}
+
+// Scaler::fit then transform of `train` (rows and columns > 0) on the GPU, into `out`, in tiles
+// of the working set. False, with the scaler and `out` untouched, where the host should answer:
+// the GPU out of memory, or more columns than column_min_max takes.
+bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out) {
   try {
     KNN_CUDA(cudaSetDevice(ctx.device));
-    TileScaling s(rows, cols, options);
-    const std::size_t temp_bytes = min_max_temp(s.tile, cols);
-    if (temp_bytes == 0) return false;
-    DeviceArray<unsigned char> temp(temp_bytes);
-    DeviceArray<float> lo(cols), hi(cols), tile_lo(cols), tile_hi(cols);
-    DeviceArray<unsigned long long> first(cols);
+    TileScaling s(train.rows, train.cols, options);
     const cudaStream_t st = ctx.stream->s;
-    const auto lc = static_cast<long long>(cols);
-
-    KNN_CUDA(cudaMemsetAsync(first.get(), 0xff, cols * sizeof(unsigned long long), st));
-    for (std::size_t r0 = 0; r0 < rows; r0 += s.tile) {
-      const std::size_t m = std::min(s.tile, rows - r0);
-      const auto items = static_cast<long long>(m * cols);
-      KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.row(r0), m * cols * sizeof(float), cudaMemcpyHostToDevice, st));
-      std::size_t bytes = temp.bytes();
-      check_prim(knn::prim::column_min_max(temp.get(), bytes, s.x.get(), static_cast<std::int64_t>(m), lc,
-                                           r0 == 0 ? lo.get() : tile_lo.get(), r0 == 0 ? hi.get() : tile_hi.get(), st));
-      if (r0 > 0) {
-        fold_min_max<<<blocks_for(lc, kThreads), kThreads, 0, st>>>(tile_lo.get(), tile_hi.get(), lc, lo.get(), hi.get());
-        KNN_LAUNCHED(fold_min_max);
-      }
-      first_zeros<<<blocks_for(items, kThreads), kThreads, 0, st>>>(s.x.get(), items, lc, static_cast<unsigned long long>(r0),
-                                                                    first.get());
-      KNN_LAUNCHED(first_zeros);
-    }
-    std::vector<float> host_lo(cols), host_hi(cols);
-    std::vector<unsigned long long> host_first(cols);
-    KNN_CUDA(cudaMemcpyAsync(host_lo.data(), lo.get(), cols * sizeof(float), cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaMemcpyAsync(host_hi.data(), hi.get(), cols * sizeof(float), cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaMemcpyAsync(host_first.data(), first.get(), cols * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaStreamSynchronize(st));
-
-    std::vector<double> min_of(cols), max_of(cols);
-    for (std::size_t c = 0; c < cols; ++c) {
-      const bool zero = host_lo[c] == 0.0f && host_first[c] != kNone;
-      min_of[c] = zero ? static_cast<double>(train(static_cast<std::size_t>(host_first[c]), c)) : static_cast<double>(host_lo[c]);
-      max_of[c] = static_cast<double>(host_hi[c]);
-    }
-    Matrix scaled(rows, cols);
-    Scaler fitted(Scaling::minmax);
-    fitted.set_min_max(min_of, max_of);
+    Scaler fitted;
+    const auto upload = [&](std::size_t r0, std::size_t m) {
+      KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.row(r0), m * train.cols * sizeof(float), cudaMemcpyHostToDevice, st));
+      return static_cast<const float*>(s.x.get());
+    };
+    if (!fit_on_device(ctx, train, s.tile, upload, fitted)) return false;
+    Matrix scaled(train.rows, train.cols);
     const unsigned long long bad = s.run(fitted, train.values.data(), scaled.values.data(), s.one_tile(), st);
     scaler = fitted;
     if (bad != kNone) overflow(train, bad);
     out = std::move(scaled);
+  } catch (const GpuOutOfMemory&) {
+    return false;
+  }
+  return true;
+}
+
+// The same with the rows kept: uploaded once, whole, fitted and scaled in device memory, copied
+// back into `out` and kept there as `prepared` (the rows a search would otherwise upload again).
+// False, with nothing changed, where they would not stay on the device (gpu_keeps), the GPU is out
+// of memory or the host should answer.
+bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out,
+                          std::shared_ptr<const PreparedTrain>& prepared) {
+  try {
+    if (!gpu_keeps(train.rows, train.cols, options, ctx.device)) return false;
+    TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
+    const cudaStream_t st = ctx.stream->s;
+    KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+    Scaler fitted;
+    if (!fit_on_device(ctx, train, s.tile, [&](std::size_t, std::size_t) { return static_cast<const float*>(s.x.get()); }, fitted))
+      return false;
+    Matrix scaled(train.rows, train.cols);
+    const unsigned long long bad = s.run(fitted, nullptr, scaled.values.data(), true, st);
+    if (bad != kNone) {
+      scaler = fitted;
+      overflow(train, bad);
+    }
+    std::shared_ptr<const PreparedTrain> kept = gpu_prepare_device(s.x, train.rows, train.cols, options, ctx.device, st);
+    scaler = fitted;
+    out = std::move(scaled);
+    prepared = std::move(kept);
   } catch (const GpuOutOfMemory&) {
     return false;
   }
@@ -213,6 +258,18 @@ Matrix CudaBackend::fit_scaler(Scaler& scaler, const Matrix& train) const {
     if (on_context([&](GpuContext& ctx) { return gpu_fit_min_max(ctx, options_, scaler, train, out); })) return out;
   }
   return Backend::fit_scaler(scaler, train);
+}
+
+Matrix CudaBackend::fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const {
+  if (scaler.kind() == Scaling::minmax && train.rows > 0 && train.cols > 0) {
+    Matrix out;
+    std::shared_ptr<const PreparedTrain> kept;
+    if (on_context([&](GpuContext& ctx) { return gpu_fit_min_max_kept(ctx, options_, scaler, train, out, kept); })) {
+      prepared = std::move(kept);
+      return out;
+    }
+  }
+  return Backend::fit_scaler_prepared(scaler, train, prepared);
 }
 
 void CudaBackend::scale(const Scaler& scaler, Matrix& m) const {

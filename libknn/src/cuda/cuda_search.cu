@@ -801,14 +801,15 @@ class DeviceTrain final : public PreparedTrain {
     KNN_CUDA(cudaSetDevice(device));
     rows.resize(train.values.size());
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
-    const auto n = static_cast<std::int64_t>(train.rows);
-    const int d = static_cast<int>(train.cols);
-    norms.compute(rows.get(), n, d, 0);
-    if (with_split) {
-      split.resize(train.values.size() * 3);
-      split_rows(rows.get(), n, d, false, split.get(), 0);
-    }
-    KNN_CUDA(cudaDeviceSynchronize());
+    finish(with_split);
+  }
+  // From rows already on the device (taken from `values`), once the work on `st` has finished.
+  DeviceTrain(DeviceArray<float>& values, std::size_t n, std::size_t d, int device, bool with_split, cudaStream_t st)
+      : device_(device), rows_(n), cols_(d) {
+    KNN_CUDA(cudaSetDevice(device));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    rows.swap(values);
+    finish(with_split);
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
@@ -816,22 +817,41 @@ class DeviceTrain final : public PreparedTrain {
   TrainNorms norms;
 
  private:
+  void finish(bool with_split) {
+    const auto n = static_cast<std::int64_t>(rows_);
+    const int d = static_cast<int>(cols_);
+    norms.compute(rows.get(), n, d, 0);
+    if (with_split) {
+      split.resize(rows_ * cols_ * 3);
+      split_rows(rows.get(), n, d, false, split.get(), 0);
+    }
+    KNN_CUDA(cudaDeviceSynchronize());
+  }
   int device_;
   std::size_t rows_, cols_;
 };
 
 }  // namespace
 
-std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device) {
+bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, int device) {
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaSetDevice(device));
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
   const bool with_split = options.precision == Precision::fp32 && split_products(device);
-  const std::size_t bytes = train.values.size() * sizeof(float) * (with_split ? 4 : 1) + train.rows * TrainNorms::row_bytes;
-  if (bytes > free_bytes / 4 || (options.device_memory_budget && bytes > options.device_memory_budget / 2)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device, with_split);
+  const std::size_t bytes = rows * cols * sizeof(float) * (with_split ? 4 : 1) + rows * TrainNorms::row_bytes;
+  return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
+}
+
+std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device) {
+  if (!gpu_keeps(train.rows, train.cols, options, device)) return nullptr;
+  return std::make_shared<DeviceTrain>(train, device, options.precision == Precision::fp32 && split_products(device));
+}
+
+std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
+                                                        const BackendOptions& options, int device, cudaStream_t st) {
+  return std::make_shared<DeviceTrain>(values, rows, cols, device, options.precision == Precision::fp32 && split_products(device), st);
 }
 
 GpuContext::GpuContext(int device_id) : device(device_id) {

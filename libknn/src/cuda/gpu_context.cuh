@@ -60,6 +60,10 @@ class Buffer {
   ~Buffer() { release(); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  void swap(Buffer& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(capacity_, other.capacity_);
+  }
   void resize(std::size_t count) {
     if (count <= capacity_) return;
     release();
@@ -87,6 +91,13 @@ template <class T>
 using DeviceArray = Buffer<T>;
 template <class T>
 using PinnedArray = Buffer<T, true>;
+
+/// Whether training rows of this shape stay on `device` between searches (gpu_prepare's rule).
+bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, int device);
+/// gpu_prepare of rows already in device memory, rows x cols floats, which it takes from `values`
+/// (left empty); the work before on `st` is waited for.
+std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
+                                                        const BackendOptions& options, int device, cudaStream_t st);
 
 struct Event {
   cudaEvent_t e = nullptr;
