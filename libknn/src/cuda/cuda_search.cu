@@ -606,72 +606,53 @@ __device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j
 // of the row is a valid tau, and a sample spread over the row gives one a little above the
 // row's own at a fraction of the reads (the candidate pass then takes about stride times k rows
 // instead of k, which the ranking absorbs for small k; see sample_stride()).
-//
-// A block takes Q queries, so each norm it loads serves all of them and each thread has that many
-// rows' loads in flight (H200, 10^6 x 128, a 2,147-query tile: one query a block took 0.57 ms at
-// k = 10, a sixth of each row read, and 3.80 ms at k = 1,000, every row read whole).
-template <int M, int Q, bool Vec, bool F32L2>
-__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int rows, int k, int stride, unsigned* tau) {
-  constexpr int kTauQueries = Q;
+template <int M, bool Vec, bool F32L2>
+__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int stride, unsigned* tau) {
   constexpr int kUnion = M * kSelectThreads;
   __shared__ unsigned keys[kUnion];
-  const int first = static_cast<int>(blockIdx.x) * kTauQueries;
-  const int here = min(kTauQueries, rows - first);
-  const Bounds::Row any = b.row_of(first);  // what the norms' loads need
-  unsigned best[kTauQueries][M];
+  const int row = blockIdx.x;
+  const Bounds::Row r = b.row_of(row);
+  unsigned best[M];
 #pragma unroll
-  for (int q = 0; q < kTauQueries; ++q)
-#pragma unroll
-    for (int m = 0; m < M; ++m) best[q][m] = kNoKey;
-  for (std::int64_t j0 = 0; j0 < any.n; j0 += kStep * stride) {
-    float tf[kStepVectors][4];
+  for (int m = 0; m < M; ++m) best[m] = kNoKey;
+  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep * stride) {
+    float u[kStepVectors][4], tf[kStepVectors][4];
     double t[kStepVectors][4];
-    load_norms<Vec, F32L2, true>(any, j0, t, tf);
+    load_norms<Vec, F32L2, true>(r, j0, t, tf);
+    step_bounds<Vec, F32L2, true>(r, j0, t, tf, u);
 #pragma unroll
-    for (int q = 0; q < kTauQueries; ++q) {
-      if (q >= here) break;  // the same for the whole block
-      const Bounds::Row r = b.row_of(first + q);
-      float u[kStepVectors][4];
-      step_bounds<Vec, F32L2, true>(r, j0, t, tf, u);
+    for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
-      for (int x = 0; x < kStepVectors; ++x)
+      for (int e = 0; e < 4; ++e) {
+        unsigned key = isnan(u[x][e]) ? kNoKey : ordered_key(u[x][e]);
+        if (key < best[M - 1]) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          unsigned key = isnan(u[x][e]) ? kNoKey : ordered_key(u[x][e]);
-          if (key < best[q][M - 1]) {
-#pragma unroll
-            for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
-              const unsigned lo = min(best[q][m], key);
-              key = max(best[q][m], key);
-              best[q][m] = lo;
-            }
+          for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
+            const unsigned lo = min(best[m], key);
+            key = max(best[m], key);
+            best[m] = lo;
           }
         }
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < kTauQueries; ++q) {
-    if (q >= here) break;
-#pragma unroll
-    for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[q][m];
-    __syncthreads();
-    for (int len = 2; len <= kUnion; len <<= 1)  // bitonic sort of the union, ascending
-      for (int half = len >> 1; half > 0; half >>= 1) {
-        for (int x = threadIdx.x; x < kUnion; x += kSelectThreads) {
-          const int y = x ^ half;
-          if (y > x) {
-            const unsigned a = keys[x], c = keys[y];
-            if (((x & len) == 0) == (c < a)) {
-              keys[x] = c;
-              keys[y] = a;
-            }
-          }
-        }
-        __syncthreads();
       }
-    if (threadIdx.x == 0) tau[first + q] = min(keys[k - 1], ordered_key(INFINITY));
-    __syncthreads();  // before the next query's keys overwrite these
   }
+#pragma unroll
+  for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
+  __syncthreads();
+  for (int len = 2; len <= kUnion; len <<= 1)  // bitonic sort of the union, ascending
+    for (int stride = len >> 1; stride > 0; stride >>= 1) {
+      for (int x = threadIdx.x; x < kUnion; x += kSelectThreads) {
+        const int y = x ^ stride;
+        if (y > x) {
+          const unsigned a = keys[x], c = keys[y];
+          if (((x & len) == 0) == (c < a)) {
+            keys[x] = c;
+            keys[y] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  if (threadIdx.x == 0) tau[row] = min(keys[k - 1], ordered_key(INFINITY));
 }
 
 // Where each query's candidate list lives. A slot is one query of the tile: in the first pass
@@ -1268,18 +1249,15 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.tau.get() + c0;
-  // Queries a block of tau's pass: 4 with 4 keys a thread, 2 with 16 (so that they fit registers).
-  constexpr int kFewQueries = 4, kManyQueries = 2;
+  const auto grid = static_cast<unsigned>(rows);
   // The fused path's tau comes from its sample's product, read whole; the others' from one step
   // in sample_stride(k) of the tile's product.
   const Bounds& tb = t.fused ? t.fused->sample : t.bounds;
   const int stride = t.fused ? 1 : sample_stride(k);
   with_pass_kind(tb, [&](auto vec, auto f32l2) {
     constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
-    const auto n_rows = static_cast<int>(rows), kk = static_cast<int>(k);
-    const auto grid = [&](int q) { return static_cast<unsigned>((rows + q - 1) / q); };
-    if (k <= 256) union_tau<4, kFewQueries, v, f><<<grid(kFewQueries), kSelectThreads, 0, st>>>(tb, n_rows, kk, stride, tau);
-    else union_tau<16, kManyQueries, v, f><<<grid(kManyQueries), kSelectThreads, 0, st>>>(tb, n_rows, kk, stride, tau);
+    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
   });
   KNN_LAUNCHED(union_tau);
   timer.mark(st, "tau");
