@@ -833,25 +833,29 @@ class DeviceTrain final : public PreparedTrain {
 
 }  // namespace
 
+// Whether rows kept for searches with `options` keep their TF32 parts too (float32 on tensor cores).
+bool keeps_split(const BackendOptions& options, int device) {
+  return options.precision == Precision::fp32 && split_products(device);
+}
+
 bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, int device) {
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaSetDevice(device));
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const bool with_split = options.precision == Precision::fp32 && split_products(device);
-  const std::size_t bytes = rows * cols * sizeof(float) * (with_split ? 4 : 1) + rows * TrainNorms::row_bytes;
+  const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, device) ? 4 : 1) + rows * TrainNorms::row_bytes;
   return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
 }
 
 std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device) {
   if (!gpu_keeps(train.rows, train.cols, options, device)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device, options.precision == Precision::fp32 && split_products(device));
+  return std::make_shared<DeviceTrain>(train, device, keeps_split(options, device));
 }
 
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
                                                         const BackendOptions& options, int device, cudaStream_t st) {
-  return std::make_shared<DeviceTrain>(values, rows, cols, device, options.precision == Precision::fp32 && split_products(device), st);
+  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, device), st);
 }
 
 GpuContext::GpuContext(int device_id) : device(device_id) {
@@ -1157,7 +1161,9 @@ struct FusedPlan {
   const float* q;  // the queries' operand rows
   const float* t;  // the training rows' operand rows
   int kdim;
-  Bounds sample;   // the product with every stride-th training row (its rows, norms, exclusions)
+  // The product with every stride-th training row (its rows, norms, exclusions): the first
+  // round's; null in the second, which reuses the first round's tau.
+  const Bounds* sample;
 };
 
 // fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
@@ -1252,7 +1258,7 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   const auto grid = static_cast<unsigned>(rows);
   // The fused path's tau comes from its sample's product, read whole; the others' from one step
   // in sample_stride(k) of the tile's product.
-  const Bounds& tb = t.fused ? t.fused->sample : t.bounds;
+  const Bounds& tb = t.fused ? *t.fused->sample : t.bounds;
   const int stride = t.fused ? 1 : sample_stride(k);
   with_pass_kind(tb, [&](auto vec, auto f32l2) {
     constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
@@ -1614,6 +1620,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const std::int64_t chunk = (qt + chunks - 1) / chunks;
     timer.mark(st, "start");
     FusedPlan plan{};  // the chunk's, on the fused path
+    Bounds sample{};
     for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.q.get() + c0 * d;
@@ -1646,7 +1653,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                   CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * n_s, CUDA_R_32F,
                                   static_cast<int>(n_s), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
-          plan = FusedPlan{b, a, kdim, make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0)};
+          sample = make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0);
+          plan = FusedPlan{b, a, kdim, &sample};
         } else {
           check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
                                   CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
@@ -1671,7 +1679,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
-      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, plan.sample};
+      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, nullptr};
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
                          train, queries, finished, timer.on());
       undelivered = true;
