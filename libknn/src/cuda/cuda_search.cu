@@ -858,6 +858,38 @@ std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& valu
   return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, device), st);
 }
 
+// Hopper's warpgroup MMA (sm_90a): a warpgroup of 4 warps takes a 64 x 128 x 8 product with both
+// operands in shared memory, described by matrix descriptors. Built only where the compiler
+// targets sm_90a (CMAKE_CUDA_ARCHITECTURES=90a); wgmma_built() tells the host.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KNN_WGMMA 1
+#endif
+
+namespace {
+// 1 where this device runs code built for sm_90a (the fused pass's wgmma version), else 0.
+__global__ void wgmma_built(int* out) {
+#ifdef KNN_WGMMA
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+bool wgmma_runs(int device) {
+  int major = 0, minor = 0;
+  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KNN_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major != 9 || minor != 0) return false;
+  DeviceArray<int> flag;
+  flag.resize(1);
+  wgmma_built<<<1, 1>>>(flag.get());
+  if (cudaGetLastError() != cudaSuccess) return false;  // no code for this device: not the case on sm_90
+  int built = 0;
+  KNN_CUDA(cudaMemcpy(&built, flag.get(), sizeof built, cudaMemcpyDeviceToHost));
+  return built == 1;
+}
+}  // namespace
+
 GpuContext::GpuContext(int device_id) : device(device_id) {
   KNN_CUDA(cudaSetDevice(device));
   stream = std::make_unique<Stream>();
@@ -865,6 +897,7 @@ GpuContext::GpuContext(int device_id) : device(device_id) {
   copy_stream = std::make_unique<Stream>();
   blas = std::make_unique<Blas>();
   tensor_cores = split_products(device);
+  wgmma = wgmma_runs(device);
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
   KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -967,10 +1000,10 @@ constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features
 constexpr int kFusedThreads = 256;  // 8 warps: 2 x 4 over the 128 x 128 stage, 64 x 32 each
 
 // Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
-// rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
-// quarter warp fall in distinct banks).
-constexpr std::size_t fused_smem_bytes(int kp) {
-  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(kp + 4) * sizeof(float);
+// rows and two stages of training rows, kp floats each in wgmma's core matrices (wg), else kp + 4
+// floats apart (so that the 16-byte loads of a quarter warp fall in distinct banks).
+constexpr std::size_t fused_smem_bytes(int kp, bool wg) {
+  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(wg ? kp : kp + 4) * sizeof(float);
 }
 
 struct FusedArgs {
@@ -982,7 +1015,46 @@ struct FusedArgs {
   Slots slots;
   int slot_count;
   std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
+  const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
 };
+
+// The fused pass's cheap test. Its exact test (l2_float_bound<false>, four operations rounded
+// down, NaN and overflow handling) costs more than the product itself, and almost every product
+// fails it, so each product first takes x = fl(fl(tn c) - 2v) <= P (two operations rounded to
+// nearest), and only those that pass take the exact test. P is chosen so that no product the
+// exact test would accept fails the cheap one:
+//   with qn, tn, c, a the floats of the exact test (c = 1 - c rounded down, a = l2_abs_up) and
+//   R = (qn + tn) c - 2v - a in real arithmetic, the exact bound l (four roundings, each off by
+//   less than 2^-23 of a value under 1.01 (qn c + tn c + 2|v| + a), plus 2^-149 below float's
+//   normal range) is at least R - E, and x is at most tn c - 2v + e_x (two roundings to nearest:
+//   2^-24 each, of values under 1.01 (tn c + 2|v|)). So l <= tau gives
+//   x <= tau - qn c + a + E + e_x, with E + e_x <= 2^-20 (qn c + tn c + 2|v| + a) + 2^-146.
+//   The product v is within c' |q||t| of q.t (c' < 1, the product's relative bound) plus
+//   dot_underflow(), so 2|v| <= 2 (qn_up + max_tn) + 2^-100 with |q|^2 <= qn_up and
+//   |t|^2 <= max_tn; and qn c + tn c <= qn_up + max_tn. Hence
+//   P = tau - qn c + a + 2^-18 (qn_up + max_tn) + 2^-20 a + 2^-99, taken in double rounded up and
+//   then up to float, is enough.
+// Where qn_up + max_tn > 2^120 (a product could overflow: the exact test's overflow handling is
+// needed) or tau is not finite, P is NaN: !(x > NaN) holds, so every product takes the exact test.
+__device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, float tau, float c, float abs_up, float max_tn) {
+  const double qn_up = __double2float_ru(qn_exact);
+  const double scale = qn_up + static_cast<double>(max_tn);
+  if (!(scale <= 0x1p120) || !isfinite(tau)) return NAN;
+  const double a = abs_up;
+  const double slack = __dadd_ru(__dadd_ru(__dmul_ru(0x1p-18, scale), __dmul_ru(0x1p-20, a)), 0x1p-99);
+  const double p = __dadd_ru(__dadd_ru(__dadd_ru(static_cast<double>(tau), -__dmul_rd(static_cast<double>(qn), static_cast<double>(c))), a), slack);
+  return __double2float_ru(p);
+}
+
+// The largest of n squared norms (non-negative floats, or +inf: their bits order as integers).
+__global__ void max_norm(const float* v, std::int64_t n, unsigned* out) {
+  unsigned m = 0;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    m = max(m, __float_as_uint(v[i]));
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) atomicMax(out, m);
+}
 
 __device__ __forceinline__ void cp_async16(float* smem, const float* gmem, int bytes) {
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -995,22 +1067,40 @@ __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int by
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
-// `rows` operand rows into shared memory, kp floats each (kp + 4 apart); row r from src(r), or
-// zeros where src(r) is null and past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned.
-// `any` is a valid address for the copies that read nothing.
-template <bool Vec, class Src>
-__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src) {
+// `rows` operand rows into shared memory, kp floats each; row r from src(r), or zeros where
+// src(r) is null and past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned. `any` is a valid
+// address for the copies that read nothing. Two layouts:
+// - Cores = false (mma.sync): row after row, kp + 4 floats apart (the 16-byte loads of a quarter
+//   warp fall in distinct banks);
+// - Cores = true (wgmma, no swizzle): 8 x 4 "core matrices" of 128 contiguous bytes, value (r, f)
+//   at core_offset(r, f, kp). Consecutive threads take the 8 rows of one core matrix, then the
+//   next 4 terms, so a warp writes 512 contiguous bytes and reads 64 bytes of each of 8 rows.
+__host__ __device__ constexpr int core_offset(int r, int f, int kp) { return (r >> 3) * (8 * kp) + (f >> 2) * 32 + (r & 7) * 4 + (f & 3); }
+
+template <bool Vec, bool Cores, class Src>
+__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src, int threads) {
   const int stride = kp + 4;
-  if (Vec) {
+  if (Cores) {
+    const int groups = kp / 4;  // 4-term groups a row
+    const int copies = Vec ? rows * groups : rows * kp;  // one a 4-term group, or one a term
+    for (int c = threadIdx.x; c < copies; c += threads) {
+      const int unit = Vec ? c : c / 4, e = Vec ? 0 : c % 4;  // unit: (row group, term group, row in group)
+      const int r8 = unit % 8, g = (unit / 8) % groups, r = (unit / 8 / groups) * 8 + r8, f = g * 4 + e;
+      const float* from = src(r);
+      const bool in = from != nullptr && f < kdim;
+      if (Vec) cp_async16(dst + core_offset(r, f, kp), in ? from + f : any, in ? 16 : 0);
+      else cp_async4(dst + core_offset(r, f, kp), in ? from + f : any, in ? 4 : 0);
+    }
+  } else if (Vec) {
     const int per_row = kp / 4;
-    for (int c = threadIdx.x; c < rows * per_row; c += kFusedThreads) {
+    for (int c = threadIdx.x; c < rows * per_row; c += threads) {
       const int r = c / per_row, f = (c - r * per_row) * 4;
       const float* from = src(r);
       const bool in = from != nullptr && f < kdim;
       cp_async16(dst + r * stride + f, in ? from + f : any, in ? 16 : 0);
     }
   } else {
-    for (int c = threadIdx.x; c < rows * kp; c += kFusedThreads) {
+    for (int c = threadIdx.x; c < rows * kp; c += threads) {
       const int r = c / kp, f = c - r * kp;
       const float* from = src(r);
       const bool in = from != nullptr && f < kdim;
@@ -1027,22 +1117,52 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, floa
         "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
 }
 
-__device__ __forceinline__ float pick(const float4 (&v)[2], int i) {
-  const float4& h = v[i / 4];
-  const int e = i % 4;
-  return e == 0 ? h.x : e == 1 ? h.y : e == 2 ? h.z : h.w;
+// A shared-memory matrix descriptor without swizzling: start address, the bytes between core
+// matrices adjacent in K (lbo) and in M or N (sbo), each in 16-byte units.
+__device__ __forceinline__ std::uint64_t smem_desc(const float* p, unsigned lbo, unsigned sbo) {
+  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | static_cast<std::uint64_t>(lbo >> 4) << 16 |
+         static_cast<std::uint64_t>(sbo >> 4) << 32;
 }
+
+#ifdef KNN_WGMMA
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], std::uint64_t a, std::uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// What the generic proxy wrote to shared memory (cp.async, stores) is visible to wgmma's reads.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif
 
 // Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
 // (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
-// x * 128 .. + 127 against the stages of part y.
-template <int KP, bool Vec>
+// x * 128 .. + 127 against the stages of part y. Wg: the products by wgmma (two warpgroups, 64
+// queries each against the stage's 128 rows), else by mma.sync (8 warps, 64 x 32 each).
+template <int KP, bool Vec, bool Wg>
 __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
-  constexpr int stride = KP + 4;
+  constexpr int stride = Wg ? KP : KP + 4;  // floats a row takes in shared memory
   extern __shared__ float4 fused_smem4[];
   float* const qs = reinterpret_cast<float*>(fused_smem4);
   float* const ts = qs + kFusedQueries * stride;
-  __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries];
+  __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries], q_cheap[kFusedQueries];
   __shared__ std::int64_t q_excluded[kFusedQueries];
   __shared__ __align__(16) float t_norm[2][kFusedRows];  // the stage's squared norms, rounded down
   const Bounds& b = a.b;
@@ -1050,11 +1170,12 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
   if (stages <= 0) return;  // the same for the whole block
+  const float max_tn = *a.max_tn;
 
-  fused_load<Vec>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
+  fused_load<Vec, Wg>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
     const int slot = first_slot + r;
     return slot < a.slot_count ? a.q + static_cast<std::int64_t>(a.slots.row_of(slot)) * a.kdim : nullptr;
-  });
+  }, kFusedThreads);
   for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
     const int slot = first_slot + r;
     if (slot < a.slot_count) {
@@ -1062,18 +1183,20 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       q_norm[r] = __double2float_rd(b.qn[row]);
       q_tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
       q_excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
+      q_cheap[r] = fused_cheap_limit(q_norm[r], b.qn[row], q_tau[r], b.c_dn, b.l2_abs_up, max_tn);
     } else {
       q_norm[r] = 0.0f;
       q_tau[r] = NAN;  // no bound is <= NaN
+      q_cheap[r] = -INFINITY;  // nor any cheap value (a finite x) under -inf
       q_excluded[r] = -1;
     }
   }
   const auto load_stage = [&](std::int64_t s) {
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
-    fused_load<Vec>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
+    fused_load<Vec, Wg>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
       const std::int64_t j = j0 + r;
       return j < b.n ? a.t + j * a.kdim : nullptr;
-    });
+    }, kFusedThreads);
     if (threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
       const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
       float* to = &t_norm[s & 1][threadIdx.x * 4];
@@ -1085,73 +1208,128 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       }
     }
   };
+  // The test of one product: query row r (its norm, tau and excluded row given), the stage's
+  // training row `col`.
+  const auto test = [&](float product, int r, float qn, float tau, std::int64_t excluded, const float* tn, std::int64_t j0, int col) {
+    const float l = l2_float_bound<false>(product, qn, tn[col], b.c_dn, b.l2_abs_up);
+    if (l <= tau) {
+      const std::int64_t j = j0 + col;
+      if (j < b.n && j != excluded) {
+        const int slot = first_slot + r;
+        const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+        if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
+      }
+    }
+  };
   load_stage(0);
   cp_async_commit();
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
-  const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
   for (std::int64_t s = 0; s < stages; ++s) {
     if (s + 1 < stages) load_stage(s + 1);
     cp_async_commit();  // (empty in the last stage: the wait below then covers this one)
     cp_async_wait_one();
-    __syncthreads();
-    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
-    float acc[4][4][4];
+    const std::int64_t j0 = (stage0 + s) * kFusedRows;
+    const float* const tn = t_norm[s & 1];
+    if constexpr (Wg) {
+#ifdef KNN_WGMMA
+      fence_proxy_async();
+      __syncthreads();
+      // Warpgroup g: queries 64 g .. 64 g + 63 against the stage's 128 rows, KP / 8 steps of 8
+      // terms (two core matrices: 256 bytes further along both operands' rows).
+      const int g = threadIdx.x / 128, w = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+      const std::uint64_t da = smem_desc(qs + g * 64 * KP, 128, 32 * KP);
+      const std::uint64_t db = smem_desc(ts + (s & 1) * kFusedRows * KP, 128, 32 * KP);
+      float acc[64];
 #pragma unroll
-    for (int m = 0; m < 4; ++m)
+      for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+      wgmma_fence();
 #pragma unroll
-      for (int n = 0; n < 4; ++n)
+      for (int kk = 0; kk < KP / 8; ++kk) wgmma_m64n128k8_tf32(acc, da + 16 * kk, db + 16 * kk, kk);
+      wgmma_commit();
+      wgmma_wait_all();
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
-    // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
+      for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+      // acc[4 n + e]: query row 16 w + gid (+ 8 for e >= 2) of the warpgroup's, training row
+      // 8 n + 2 tig (+ 1 for odd e) of the stage.
+      float tnc[32];  // tn c of this thread's 32 columns (fused_cheap_limit)
 #pragma unroll
-    for (int kh = 0; kh < KP / 4; kh += 4) {
-      const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
-      float4 af[4][2], bf[4];
+      for (int n = 0; n < 16; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[8 * n + 2 * tig + e] * b.c_dn;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = g * 64 + w * 16 + h * 8 + gid;
+        const float cheap = q_cheap[r];
+#pragma unroll
+        for (int n = 0; n < 16; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float v = acc[4 * n + 2 * h + e];
+            if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap)) test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, 8 * n + 2 * tig + e);
+          }
+      }
+#else
+      __trap();  // launched only where wgmma_built() said so
+#endif
+    } else {
+      __syncthreads();
+      const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+      const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+      const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
+      const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
+      float acc[4][4][4];
 #pragma unroll
       for (int m = 0; m < 4; ++m)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
+        for (int n = 0; n < 4; ++n)
 #pragma unroll
-      for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
+          for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+      // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
 #pragma unroll
-      for (int step = 0; step < 2; ++step)
+      for (int kh = 0; kh < KP / 4; kh += 4) {
+        const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
+        float4 af[4][2], bf[4];
 #pragma unroll
         for (int m = 0; m < 4; ++m)
 #pragma unroll
-          for (int n = 0; n < 4; ++n) {
-            const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
-            const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
-            const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
-            mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
-          }
-    }
-    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
-    // j0 + wn * 32 + n * 8 + 2 tig (+ 1 for odd e).
-    const int c0 = wn * 32 + 2 * tig;
-    const std::int64_t j0 = (stage0 + s) * kFusedRows + c0;
+          for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
 #pragma unroll
-    for (int m = 0; m < 4; ++m)
+        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = wm * 64 + m * 16 + h * 8 + gid;
-        const float qn = q_norm[r], tau = q_tau[r];
+        for (int step = 0; step < 2; ++step)
 #pragma unroll
-        for (int n = 0; n < 4; ++n)
+          for (int m = 0; m < 4; ++m)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float l = l2_float_bound<false>(acc[m][n][2 * h + e], qn, t_norm[s & 1][c0 + n * 8 + e], b.c_dn, b.l2_abs_up);
-            if (l <= tau) {
-              const std::int64_t j = j0 + n * 8 + e;
-              if (j < b.n && j != q_excluded[r]) {
-                const int slot = first_slot + r;
-                const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
-                if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
-              }
+            for (int n = 0; n < 4; ++n) {
+              const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
+              const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
+              const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+              mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
             }
-          }
       }
+      // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+      // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
+      float tnc[8];  // tn c of this thread's 8 columns (fused_cheap_limit)
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
+#pragma unroll
+      for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = wm * 64 + m * 16 + h * 8 + gid;
+          const float cheap = q_cheap[r];
+#pragma unroll
+          for (int n = 0; n < 4; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float v = acc[m][n][2 * h + e];
+              if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap))
+                test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 32 + n * 8 + 2 * tig + e);
+            }
+        }
+    }
     __syncthreads();  // the next stage's load overwrites this stage's buffers
   }
 }
@@ -1164,6 +1342,8 @@ struct FusedPlan {
   // The product with every stride-th training row (its rows, norms, exclusions): the first
   // round's; null in the second, which reuses the first round's tau.
   const Bounds* sample;
+  bool wgmma;  // products by wgmma (GpuContext::wgmma), else by mma.sync
+  const float* max_tn;  // the largest squared norm of the training rows, rounded up
 };
 
 // fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
@@ -1175,13 +1355,17 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
   // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
   const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
-  const std::size_t smem = fused_smem_bytes(kp);
+  const bool wg = p.wgmma;
+  const std::size_t smem = fused_smem_bytes(kp, wg);
   const bool vec = p.kdim % 4 == 0;
   using Kernel = void (*)(FusedArgs);
-  const Kernel kernels[3][2] = {{fused_collect<32, false>, fused_collect<32, true>},
-                                {fused_collect<64, false>, fused_collect<64, true>},
-                                {fused_collect<128, false>, fused_collect<128, true>}};
-  const Kernel kernel = kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][vec ? 1 : 0];
+  const Kernel kernels[2][3][2] = {{{fused_collect<32, false, false>, fused_collect<32, true, false>},
+                                    {fused_collect<64, false, false>, fused_collect<64, true, false>},
+                                    {fused_collect<128, false, false>, fused_collect<128, true, false>}},
+                                   {{fused_collect<32, false, true>, fused_collect<32, true, true>},
+                                    {fused_collect<64, false, true>, fused_collect<64, true, true>},
+                                    {fused_collect<128, false, true>, fused_collect<128, true, true>}}};
+  const Kernel kernel = kernels[wg ? 1 : 0][kp == 32 ? 0 : kp == 64 ? 1 : 2][vec ? 1 : 0];
   KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int resident = 0;
   KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, smem));
@@ -1194,7 +1378,7 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
     const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
     if (cost < best_cost) best_cost = cost, best_parts = used;
   }
-  FusedArgs args{p.q, p.t, p.kdim, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts};
+  FusedArgs args{p.q, p.t, p.kdim, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts, p.max_tn};
   kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, smem, st>>>(args);
   KNN_LAUNCHED(fused_collect);
 }
@@ -1223,6 +1407,14 @@ __global__ void take_sample(const double* tn, const float* up, const float* dn, 
     const std::int64_t e = exclude[i];
     s_exclude[i] = e >= 0 && e % stride == 0 ? e / stride : -1;
   }
+}
+
+// Row i of dst (n_s rows of kdim floats) is row i * stride of src.
+__global__ void gather_rows(const float* src, int kdim, int stride, std::int64_t n_s, float* dst) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n_s * kdim) return;
+  const std::int64_t row = i / kdim, col = i - row * kdim;
+  dst[i] = src[row * stride * kdim + col];
 }
 
 // Steps of the row that tau's pass reads: one in `stride`. The candidate pass then finds about
@@ -1485,8 +1677,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // was slower on every shape of the scaling table.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
-  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && fused_env && std::string(fused_env) == "1";
+  const std::string fused_ask = fused_env ? fused_env : "";
+  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && (fused_ask == "1" || fused_ask == "mma");
+  const bool fused_wgmma = fused && ctx.wgmma && fused_ask != "mma";  // KNN_GPU_FUSED=mma: mma.sync's version
   const std::int64_t n_s = fused ? (n + stride - 1) / stride : n;  // columns of the product a tile writes
+  const std::size_t sample_bytes = fused ? static_cast<std::size_t>(n_s) * static_cast<std::size_t>(kdim) * sizeof(float) : 0;
 
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
@@ -1505,7 +1700,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const std::size_t per_query_fixed =
       static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
   const std::size_t per_query = static_cast<std::size_t>(n_s) * sizeof(float) + per_query_fixed;
-  if (train_bytes + per_query > budget) {
+  if (train_bytes + sample_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
@@ -1517,7 +1712,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     part_options.device_memory_budget = budget;
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
   }
-  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
+  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes - sample_bytes) / per_query));
   tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n_s, 1));  // cuBLAS ldc*cols
 
   DeviceArray<float> own_train, own_split;
@@ -1586,6 +1781,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                                          ctx.sample_up.get(), ctx.sample_dn.get(), req.exclude ? ctx.exclude.get() : nullptr,
                                                          nq, ctx.sample_exclude.get());
     KNN_LAUNCHED(take_sample);
+    ctx.sample_rows.resize(sample_bytes / sizeof(float));
+    gather_rows<<<blocks_for(n_s * kdim, 256), 256, 0, st>>>(split ? d_split : d_train, kdim, stride, n_s, ctx.sample_rows.get());
+    KNN_LAUNCHED(gather_rows);
+    ctx.max_tn.resize(1);
+    KNN_CUDA(cudaMemsetAsync(ctx.max_tn.get(), 0, sizeof(float), st));
+    max_norm<<<std::min<unsigned>(blocks_for(n, 256), 1024), 256, 0, st>>>(norms->up.get(), n, reinterpret_cast<unsigned*>(ctx.max_tn.get()));
+    KNN_LAUNCHED(max_norm);
   }
 
   std::vector<std::int64_t> offsets;
@@ -1648,13 +1850,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           b = q_parts;
         }
         if (fused) {
-          // Only the sample's products, every stride-th training row (stride rows apart: lda).
-          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one, a,
-                                  CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * n_s, CUDA_R_32F,
+          // Only the sample's products, every stride-th training row (gathered).
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one,
+                                  ctx.sample_rows.get(), CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * n_s, CUDA_R_32F,
                                   static_cast<int>(n_s), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
           sample = make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, kdim, &sample};
+          plan = FusedPlan{b, a, kdim, &sample, fused_wgmma, ctx.max_tn.get()};
         } else {
           check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
                                   CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
@@ -1679,7 +1881,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
-      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, nullptr};
+      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, nullptr, fused_wgmma, ctx.max_tn.get()};
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
                          train, queries, finished, timer.on());
       undelivered = true;

@@ -129,7 +129,7 @@ struct GpuContext {
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
-        f(sample_exclude);
+        f(sample_exclude), f(sample_rows), f(max_tn);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -145,6 +145,8 @@ struct GpuContext {
   // compute capability 8.0 or later, unless KNN_GPU_SGEMM=1 asks for cuBLAS's float32 product.
   bool tensor_cores = false;
   int multiprocessors = 1;  // the device's count, for the sizes of grids
+  // Hopper's warpgroup MMA runs here: the device is sm_90 and the code was built for sm_90a.
+  bool wgmma = false;
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.
   std::unique_ptr<Stream> stream, select_stream;
@@ -179,6 +181,8 @@ struct GpuContext {
   DeviceArray<double> sample_tn;
   DeviceArray<float> sample_up, sample_dn;
   DeviceArray<std::int64_t> sample_exclude;
+  DeviceArray<float> max_tn;       // the fused pass's largest squared norm of the training rows
+  DeviceArray<float> sample_rows;  // the sample's operand rows, gathered (a product with lda = stride rows ran 10x slower)
 };
 
 }  // namespace knn::cuda
