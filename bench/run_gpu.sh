@@ -29,7 +29,7 @@ note "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,memory.total,driver_versi
 
 if has build; then
   start=$SECONDS
-  cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+  cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include > "$logs/configure.log" 2>&1 || { note "configure FAILED"; tail -30 "$logs/configure.log"; exit 1; }
   cmake --build $b -j16 > "$logs/build.log" 2>&1 || { note "build FAILED"; grep -E "error" -A5 "$logs/build.log" | head -60 | tee -a "$summary"; exit 1; }
   note "build ok in $((SECONDS - start)) s"

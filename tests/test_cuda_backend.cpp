@@ -253,7 +253,7 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
   auto train = knn::test::random_matrix(n, d, rng, -0.01f, 0.01f);
   for (std::size_t i = 0; i < n; ++i) train.values[i * d] += static_cast<float>(n - i) * 0.001f;  // row 0 farthest
   const auto q = knn::test::random_matrix(64, d, rng, -0.01f, 0.01f);
-  for (const char* fused : {"0", "1", "mma"}) {  // the fused path's second round takes its own pass
+  for (const char* fused : {"0", "1"}) {  // the fused path's second round takes its own pass
     const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
     for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
       for (std::size_t k : {1u, 10u, 100u})
@@ -264,8 +264,7 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 }
 
 // Products and candidates in one kernel (l2, tensor cores, at most 128 product terms, k up to
-// 2,048), which KNN_GPU_FUSED=1 asks for (by wgmma in a build for sm_90a on Hopper) and
-// KNN_GPU_FUSED=mma (by mma.sync), and the default path: odd feature counts (copies
+// 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
 // of 4 bytes), split float32 operands of up to 126 terms and TF32 ones of 128, more queries than
 // a block holds and a part of one, excluded rows, and rows repeated so that ties cross blocks.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
@@ -286,7 +285,7 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
       for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
         if (exclude && k >= s[0]) continue;  // a query's own row out leaves n - 1
         const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
-        for (const char* fused : {"1", "mma", "0"}) {
+        for (const char* fused : {"1", "0"}) {
           const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
           for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
             const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
@@ -320,13 +319,10 @@ TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
     for (auto& v : q.values) v *= scale;
     for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
-      for (const char* fused : {"1", "mma"}) {
-        const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
-        for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
-          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
-                           "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
-                               " KNN_GPU_FUSED=" + fused);
-      }
+      const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
+      for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+        expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
+                         "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32"));
     }
   }
 }

@@ -222,8 +222,7 @@ struct Variant {
 constexpr Variant kVariants[] = {{knn::Precision::fp32, nullptr, nullptr, "fp32"},
                                  {knn::Precision::fp32, "KNN_GPU_SGEMM", "1", "fp32, cuBLAS float32 product"},
                                  {knn::Precision::tf32, nullptr, nullptr, "tf32"},
-                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"},
-                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "mma", "tf32, fused, mma.sync version (KNN_GPU_FUSED=mma)"}};
+                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"}};
 class EnvScope {
  public:
   explicit EnvScope(const Variant& v) : name_(v.env) {
@@ -296,12 +295,12 @@ constexpr std::size_t kScalingMaxBytes = std::size_t{8} << 30;
 
 void scaling() {
   std::mt19937_64 rng(2);
-  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | tf32 fused, KNN_GPU_FUSED=1 (ms) | fused, mma.sync (ms) | peak device memory, fp32 / tf32 / fused (MiB) |\n|---|---|---|---|---|---|---|\n");
+  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | tf32 fused, KNN_GPU_FUSED=1 (ms) | peak device memory, fp32 / tf32 / fused (MiB) |\n|---|---|---|---|---|---|\n");
   for (std::size_t n : {10000u, 100000u, 1000000u, 10000000u})
     for (std::size_t d : {16u, 128u, 1024u}) {
       const std::size_t bytes = n * d * sizeof(float);
       if (bytes > kScalingMaxBytes) {
-        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
+        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
         continue;
       }
       const auto train = uniform(n, d, rng);
@@ -313,10 +312,8 @@ void scaling() {
       const GpuRow f = row(knn::Precision::fp32), t = row(knn::Precision::tf32);
       setenv("KNN_GPU_FUSED", "1", 1);
       const GpuRow w = row(knn::Precision::tf32);
-      setenv("KNN_GPU_FUSED", "mma", 1);
-      const GpuRow m = row(knn::Precision::tf32);
       unsetenv("KNN_GPU_FUSED");
-      std::printf("| %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", n, d, f.ms, t.ms, w.ms, m.ms, f.mib, t.mib, w.mib);
+      std::printf("| %zu | %zu | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", n, d, f.ms, t.ms, w.ms, f.mib, t.mib, w.mib);
     }
 }
 

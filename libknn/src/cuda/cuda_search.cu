@@ -858,38 +858,6 @@ std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& valu
   return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, device), st);
 }
 
-// Hopper's warpgroup MMA (sm_90a): a warpgroup of 4 warps takes a 64 x 128 x 8 product with both
-// operands in shared memory, described by matrix descriptors. Built only where the compiler
-// targets sm_90a (CMAKE_CUDA_ARCHITECTURES=90a); wgmma_built() tells the host.
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define KNN_WGMMA 1
-#endif
-
-namespace {
-// 1 where this device runs code built for sm_90a (the fused pass's wgmma version), else 0.
-__global__ void wgmma_built(int* out) {
-#ifdef KNN_WGMMA
-  *out = 1;
-#else
-  *out = 0;
-#endif
-}
-
-bool wgmma_runs(int device) {
-  int major = 0, minor = 0;
-  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  KNN_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (major != 9 || minor != 0) return false;
-  DeviceArray<int> flag;
-  flag.resize(1);
-  wgmma_built<<<1, 1>>>(flag.get());
-  if (cudaGetLastError() != cudaSuccess) return false;  // no code for this device: not the case on sm_90
-  int built = 0;
-  KNN_CUDA(cudaMemcpy(&built, flag.get(), sizeof built, cudaMemcpyDeviceToHost));
-  return built == 1;
-}
-}  // namespace
-
 GpuContext::GpuContext(int device_id) : device(device_id) {
   KNN_CUDA(cudaSetDevice(device));
   stream = std::make_unique<Stream>();
@@ -897,7 +865,6 @@ GpuContext::GpuContext(int device_id) : device(device_id) {
   copy_stream = std::make_unique<Stream>();
   blas = std::make_unique<Blas>();
   tensor_cores = split_products(device);
-  wgmma = wgmma_runs(device);
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
   KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -982,12 +949,15 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 // from a cuBLAS product with every stride-th training row (fused_stride()).
 //
 // Measured on an H200 it loses to the written product, so it runs only where KNN_GPU_FUSED=1
-// asks for it: its candidate pass took 39.8 ms for 10^4 queries against 10^6 x 128 in TF32, about
-// 64 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while writing
-// 8.6 GB) and reading it back 2.0 ms. It runs two warps a scheduler (160 to 180 registers, 200 KiB
-// of shared memory), so latency is exposed: Nsight Compute found the schedulers idle 80% of the
-// time. Hopper's wgmma and a deeper pipeline would be the next step. What it keeps: a tile's
-// device memory holds only the sample's products.
+// asks for it: its candidate pass took 38 to 40 ms for 10^4 queries against 10^6 x 128 in TF32,
+// about 65 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while
+// writing 8.6 GB) and reading it back 2.0 ms. It runs two warps a scheduler (150 to 190
+// registers, 200 KiB of shared memory), so latency is exposed: Nsight Compute found the
+// schedulers idle 76 to 80% of the time. Neither of two changes moved it: a version on Hopper's
+// wgmma (two warpgroups, m64n128k8 from shared memory; commit a476f27) took 39.8 ms against this
+// one's 38.3, and the cheap test below, which took a dozen instructions a product out of the
+// epilogue, 1.3 ms. A deeper pipeline of asynchronous copies (TMA) and products would be the next
+// step. What it keeps: a tile's device memory holds only the sample's products.
 //
 // The product is the same sum as cuBLAS's in another order: the bounds hold for any order
 // (tf32_dot_bound, split_tf32_dot_bound: inputs cut to TF32 by rounding or truncation, either).
@@ -1000,10 +970,10 @@ constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features
 constexpr int kFusedThreads = 256;  // 8 warps: 2 x 4 over the 128 x 128 stage, 64 x 32 each
 
 // Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
-// rows and two stages of training rows, kp floats each in wgmma's core matrices (wg), else kp + 4
-// floats apart (so that the 16-byte loads of a quarter warp fall in distinct banks).
-constexpr std::size_t fused_smem_bytes(int kp, bool wg) {
-  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(wg ? kp : kp + 4) * sizeof(float);
+// rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
+// quarter warp fall in distinct banks).
+constexpr std::size_t fused_smem_bytes(int kp) {
+  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(kp + 4) * sizeof(float);
 }
 
 struct FusedArgs {
@@ -1019,7 +989,7 @@ struct FusedArgs {
 };
 
 // The fused pass's cheap test. Its exact test (l2_float_bound<false>, four operations rounded
-// down, NaN and overflow handling) costs more than the product itself, and almost every product
+// down, NaN and overflow handling) takes about a dozen instructions, and almost every product
 // fails it, so each product first takes x = fl(fl(tn c) - 2v) <= P (two operations rounded to
 // nearest), and only those that pass take the exact test. P is chosen so that no product the
 // exact test would accept fails the cheap one:
@@ -1067,40 +1037,23 @@ __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int by
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
-// `rows` operand rows into shared memory, kp floats each; row r from src(r), or zeros where
-// src(r) is null and past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned. `any` is a valid
-// address for the copies that read nothing. Two layouts:
-// - Cores = false (mma.sync): row after row, kp + 4 floats apart (the 16-byte loads of a quarter
-//   warp fall in distinct banks);
-// - Cores = true (wgmma, no swizzle): 8 x 4 "core matrices" of 128 contiguous bytes, value (r, f)
-//   at core_offset(r, f, kp). Consecutive threads take the 8 rows of one core matrix, then the
-//   next 4 terms, so a warp writes 512 contiguous bytes and reads 64 bytes of each of 8 rows.
-__host__ __device__ constexpr int core_offset(int r, int f, int kp) { return (r >> 3) * (8 * kp) + (f >> 2) * 32 + (r & 7) * 4 + (f & 3); }
-
-template <bool Vec, bool Cores, class Src>
-__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src, int threads) {
+// `rows` operand rows into shared memory, kp floats each (kp + 4 apart, so that the 16-byte loads
+// of a quarter warp fall in distinct banks); row r from src(r), or zeros where src(r) is null and
+// past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned. `any` is a valid address for the
+// copies that read nothing.
+template <bool Vec, class Src>
+__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src) {
   const int stride = kp + 4;
-  if (Cores) {
-    const int groups = kp / 4;  // 4-term groups a row
-    const int copies = Vec ? rows * groups : rows * kp;  // one a 4-term group, or one a term
-    for (int c = threadIdx.x; c < copies; c += threads) {
-      const int unit = Vec ? c : c / 4, e = Vec ? 0 : c % 4;  // unit: (row group, term group, row in group)
-      const int r8 = unit % 8, g = (unit / 8) % groups, r = (unit / 8 / groups) * 8 + r8, f = g * 4 + e;
-      const float* from = src(r);
-      const bool in = from != nullptr && f < kdim;
-      if (Vec) cp_async16(dst + core_offset(r, f, kp), in ? from + f : any, in ? 16 : 0);
-      else cp_async4(dst + core_offset(r, f, kp), in ? from + f : any, in ? 4 : 0);
-    }
-  } else if (Vec) {
+  if (Vec) {
     const int per_row = kp / 4;
-    for (int c = threadIdx.x; c < rows * per_row; c += threads) {
+    for (int c = threadIdx.x; c < rows * per_row; c += kFusedThreads) {
       const int r = c / per_row, f = (c - r * per_row) * 4;
       const float* from = src(r);
       const bool in = from != nullptr && f < kdim;
       cp_async16(dst + r * stride + f, in ? from + f : any, in ? 16 : 0);
     }
   } else {
-    for (int c = threadIdx.x; c < rows * kp; c += threads) {
+    for (int c = threadIdx.x; c < rows * kp; c += kFusedThreads) {
       const int r = c / kp, f = c - r * kp;
       const float* from = src(r);
       const bool in = from != nullptr && f < kdim;
@@ -1117,48 +1070,12 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, floa
         "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
 }
 
-// A shared-memory matrix descriptor without swizzling: start address, the bytes between core
-// matrices adjacent in K (lbo) and in M or N (sbo), each in 16-byte units.
-__device__ __forceinline__ std::uint64_t smem_desc(const float* p, unsigned lbo, unsigned sbo) {
-  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | static_cast<std::uint64_t>(lbo >> 4) << 16 |
-         static_cast<std::uint64_t>(sbo >> 4) << 32;
-}
-
-#ifdef KNN_WGMMA
-__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], std::uint64_t a, std::uint64_t b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// What the generic proxy wrote to shared memory (cp.async, stores) is visible to wgmma's reads.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-#endif
-
 // Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
 // (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
-// x * 128 .. + 127 against the stages of part y. Wg: the products by wgmma (two warpgroups, 64
-// queries each against the stage's 128 rows), else by mma.sync (8 warps, 64 x 32 each).
-template <int KP, bool Vec, bool Wg>
+// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 8 warps of 64 x 32.
+template <int KP, bool Vec>
 __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
-  constexpr int stride = Wg ? KP : KP + 4;  // floats a row takes in shared memory
+  constexpr int stride = KP + 4;  // floats a row takes in shared memory
   extern __shared__ float4 fused_smem4[];
   float* const qs = reinterpret_cast<float*>(fused_smem4);
   float* const ts = qs + kFusedQueries * stride;
@@ -1172,10 +1089,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   if (stages <= 0) return;  // the same for the whole block
   const float max_tn = *a.max_tn;
 
-  fused_load<Vec, Wg>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
+  fused_load<Vec>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
     const int slot = first_slot + r;
     return slot < a.slot_count ? a.q + static_cast<std::int64_t>(a.slots.row_of(slot)) * a.kdim : nullptr;
-  }, kFusedThreads);
+  });
   for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
     const int slot = first_slot + r;
     if (slot < a.slot_count) {
@@ -1193,10 +1110,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   }
   const auto load_stage = [&](std::int64_t s) {
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
-    fused_load<Vec, Wg>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
+    fused_load<Vec>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
       const std::int64_t j = j0 + r;
       return j < b.n ? a.t + j * a.kdim : nullptr;
-    }, kFusedThreads);
+    });
     if (threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
       const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
       float* to = &t_norm[s & 1][threadIdx.x * 4];
@@ -1230,106 +1147,63 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     cp_async_wait_one();
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
     const float* const tn = t_norm[s & 1];
-    if constexpr (Wg) {
-#ifdef KNN_WGMMA
-      fence_proxy_async();
-      __syncthreads();
-      // Warpgroup g: queries 64 g .. 64 g + 63 against the stage's 128 rows, KP / 8 steps of 8
-      // terms (two core matrices: 256 bytes further along both operands' rows).
-      const int g = threadIdx.x / 128, w = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
-      const std::uint64_t da = smem_desc(qs + g * 64 * KP, 128, 32 * KP);
-      const std::uint64_t db = smem_desc(ts + (s & 1) * kFusedRows * KP, 128, 32 * KP);
-      float acc[64];
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+    const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
+    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
+    float acc[4][4][4];
 #pragma unroll
-      for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < KP / 8; ++kk) wgmma_m64n128k8_tf32(acc, da + 16 * kk, db + 16 * kk, kk);
-      wgmma_commit();
-      wgmma_wait_all();
-#pragma unroll
-      for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-      // acc[4 n + e]: query row 16 w + gid (+ 8 for e >= 2) of the warpgroup's, training row
-      // 8 n + 2 tig (+ 1 for odd e) of the stage.
-      float tnc[32];  // tn c of this thread's 32 columns (fused_cheap_limit)
-#pragma unroll
-      for (int n = 0; n < 16; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[8 * n + 2 * tig + e] * b.c_dn;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = g * 64 + w * 16 + h * 8 + gid;
-        const float cheap = q_cheap[r];
-#pragma unroll
-        for (int n = 0; n < 16; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float v = acc[4 * n + 2 * h + e];
-            if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap)) test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, 8 * n + 2 * tig + e);
-          }
-      }
-#else
-      __trap();  // launched only where wgmma_built() said so
-#endif
-    } else {
-      __syncthreads();
-      const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-      const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
-      const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
-      const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
-      float acc[4][4][4];
-#pragma unroll
-      for (int m = 0; m < 4; ++m)
-#pragma unroll
-        for (int n = 0; n < 4; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
-      // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
-#pragma unroll
-      for (int kh = 0; kh < KP / 4; kh += 4) {
-        const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
-        float4 af[4][2], bf[4];
-#pragma unroll
-        for (int m = 0; m < 4; ++m)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
-#pragma unroll
-        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
-#pragma unroll
-        for (int step = 0; step < 2; ++step)
-#pragma unroll
-          for (int m = 0; m < 4; ++m)
-#pragma unroll
-            for (int n = 0; n < 4; ++n) {
-              const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
-              const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
-              const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
-              mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
-            }
-      }
-      // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
-      // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
-      float tnc[8];  // tn c of this thread's 8 columns (fused_cheap_limit)
+    for (int m = 0; m < 4; ++m)
 #pragma unroll
       for (int n = 0; n < 4; ++n)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
+        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+    // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
+#pragma unroll
+    for (int kh = 0; kh < KP / 4; kh += 4) {
+      const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
+      float4 af[4][2], bf[4];
 #pragma unroll
       for (int m = 0; m < 4; ++m)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = wm * 64 + m * 16 + h * 8 + gid;
-          const float cheap = q_cheap[r];
+        for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
 #pragma unroll
-          for (int n = 0; n < 4; ++n)
+      for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const float v = acc[m][n][2 * h + e];
-              if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap))
-                test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 32 + n * 8 + 2 * tig + e);
-            }
-        }
+      for (int step = 0; step < 2; ++step)
+#pragma unroll
+        for (int m = 0; m < 4; ++m)
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
+            const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
+            const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+            mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
+          }
     }
+    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+    // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
+    float tnc[8];  // tn c of this thread's 8 columns (fused_cheap_limit)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = wm * 64 + m * 16 + h * 8 + gid;
+        const float cheap = q_cheap[r];
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float v = acc[m][n][2 * h + e];
+            if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap))
+              test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 32 + n * 8 + 2 * tig + e);
+          }
+      }
     __syncthreads();  // the next stage's load overwrites this stage's buffers
   }
 }
@@ -1342,7 +1216,6 @@ struct FusedPlan {
   // The product with every stride-th training row (its rows, norms, exclusions): the first
   // round's; null in the second, which reuses the first round's tau.
   const Bounds* sample;
-  bool wgmma;  // products by wgmma (GpuContext::wgmma), else by mma.sync
   const float* max_tn;  // the largest squared norm of the training rows, rounded up
 };
 
@@ -1355,17 +1228,13 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
   // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
   const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
-  const bool wg = p.wgmma;
-  const std::size_t smem = fused_smem_bytes(kp, wg);
+  const std::size_t smem = fused_smem_bytes(kp);
   const bool vec = p.kdim % 4 == 0;
   using Kernel = void (*)(FusedArgs);
-  const Kernel kernels[2][3][2] = {{{fused_collect<32, false, false>, fused_collect<32, true, false>},
-                                    {fused_collect<64, false, false>, fused_collect<64, true, false>},
-                                    {fused_collect<128, false, false>, fused_collect<128, true, false>}},
-                                   {{fused_collect<32, false, true>, fused_collect<32, true, true>},
-                                    {fused_collect<64, false, true>, fused_collect<64, true, true>},
-                                    {fused_collect<128, false, true>, fused_collect<128, true, true>}}};
-  const Kernel kernel = kernels[wg ? 1 : 0][kp == 32 ? 0 : kp == 64 ? 1 : 2][vec ? 1 : 0];
+  const Kernel kernels[3][2] = {{fused_collect<32, false>, fused_collect<32, true>},
+                                {fused_collect<64, false>, fused_collect<64, true>},
+                                {fused_collect<128, false>, fused_collect<128, true>}};
+  const Kernel kernel = kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][vec ? 1 : 0];
   KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int resident = 0;
   KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, smem));
@@ -1677,9 +1546,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // was slower on every shape of the scaling table.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
-  const std::string fused_ask = fused_env ? fused_env : "";
-  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && (fused_ask == "1" || fused_ask == "mma");
-  const bool fused_wgmma = fused && ctx.wgmma && fused_ask != "mma";  // KNN_GPU_FUSED=mma: mma.sync's version
+  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && fused_env && std::string(fused_env) == "1";
   const std::int64_t n_s = fused ? (n + stride - 1) / stride : n;  // columns of the product a tile writes
   const std::size_t sample_bytes = fused ? static_cast<std::size_t>(n_s) * static_cast<std::size_t>(kdim) * sizeof(float) : 0;
 
@@ -1856,7 +1723,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                   static_cast<int>(n_s), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
           sample = make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, kdim, &sample, fused_wgmma, ctx.max_tn.get()};
+          plan = FusedPlan{b, a, kdim, &sample, ctx.max_tn.get()};
         } else {
           check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
                                   CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
@@ -1881,7 +1748,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
-      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, nullptr, fused_wgmma, ctx.max_tn.get()};
+      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, kdim, nullptr, ctx.max_tn.get()};
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
                          train, queries, finished, timer.on());
       undelivered = true;

@@ -145,8 +145,6 @@ struct GpuContext {
   // compute capability 8.0 or later, unless KNN_GPU_SGEMM=1 asks for cuBLAS's float32 product.
   bool tensor_cores = false;
   int multiprocessors = 1;  // the device's count, for the sizes of grids
-  // Hopper's warpgroup MMA runs here: the device is sm_90 and the code was built for sm_90a.
-  bool wgmma = false;
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.
   std::unique_ptr<Stream> stream, select_stream;
