@@ -949,15 +949,16 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 // from a cuBLAS product with every stride-th training row (fused_stride()).
 //
 // Measured on an H200 it loses to the written product, so it runs only where KNN_GPU_FUSED=1
-// asks for it: its candidate pass took 38 to 40 ms for 10^4 queries against 10^6 x 128 in TF32,
-// about 65 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while
-// writing 8.6 GB) and reading it back 2.0 ms. It runs two warps a scheduler (150 to 190
-// registers, 200 KiB of shared memory), so latency is exposed: Nsight Compute found the
-// schedulers idle 76 to 80% of the time. Neither of two changes moved it: a version on Hopper's
-// wgmma (two warpgroups, m64n128k8 from shared memory; commit a476f27) took 39.8 ms against this
-// one's 38.3, and the cheap test below, which took a dozen instructions a product out of the
-// epilogue, 1.3 ms. A deeper pipeline of asynchronous copies (TMA) and products would be the next
-// step. What it keeps: a tile's device memory holds only the sample's products.
+// asks for it: its candidate pass took 28.1 ms for 10^4 queries against 10^6 x 128 in TF32,
+// about 91 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while
+// writing 8.6 GB) and reading it back 2.0 ms. Its limit is latency: with 8 warps of 64 x 32 (150
+// to 190 registers) it took 38.3 ms and Nsight Compute found the schedulers idle 76 to 80% of
+// the time; 16 warps of 32 x 32 (at most 128 registers, the same 200 KiB of shared memory) took
+// it to 28.1. A version on Hopper's wgmma (two warpgroups, m64n128k8 from shared memory; commit
+// a476f27) was no faster than the 8-warp one (39.8 ms against 38.3), and the cheap test below,
+// which took a dozen instructions a product out of the epilogue, gained 1.3 ms. A deeper
+// pipeline of asynchronous copies and products would be the next step. What it keeps: a tile's
+// device memory holds only the sample's products.
 //
 // The product is the same sum as cuBLAS's in another order: the bounds hold for any order
 // (tf32_dot_bound, split_tf32_dot_bound: inputs cut to TF32 by rounding or truncation, either).
@@ -967,7 +968,7 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 constexpr int kFusedQueries = 128;  // queries a block (its operand rows stay in shared memory)
 constexpr int kFusedRows = 128;     // training rows a stage
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
-constexpr int kFusedThreads = 256;  // 8 warps: 2 x 4 over the 128 x 128 stage, 64 x 32 each
+constexpr int kFusedThreads = 512;  // 16 warps: 4 x 4 over the 128 x 128 stage, 32 x 32 each
 
 // Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
 // rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
@@ -1072,7 +1073,7 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, floa
 
 // Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
 // (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
-// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 8 warps of 64 x 32.
+// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 16 warps of 32 x 32.
 template <int KP, bool Vec>
 __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   constexpr int stride = KP + 4;  // floats a row takes in shared memory
@@ -1150,11 +1151,11 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
-    const float* const qa = qs + (wm * 64 + gid) * stride + tig * 8;
+    const float* const qa = qs + (wm * 32 + gid) * stride + tig * 8;
     const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
-    float acc[4][4][4];
+    float acc[2][4][4];
 #pragma unroll
-    for (int m = 0; m < 4; ++m)
+    for (int m = 0; m < 2; ++m)
 #pragma unroll
       for (int n = 0; n < 4; ++n)
 #pragma unroll
@@ -1163,9 +1164,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
     for (int kh = 0; kh < KP / 4; kh += 4) {
       const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
-      float4 af[4][2], bf[4];
+      float4 af[2][2], bf[4];
 #pragma unroll
-      for (int m = 0; m < 4; ++m)
+      for (int m = 0; m < 2; ++m)
 #pragma unroll
         for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
 #pragma unroll
@@ -1173,7 +1174,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
       for (int step = 0; step < 2; ++step)
 #pragma unroll
-        for (int m = 0; m < 4; ++m)
+        for (int m = 0; m < 2; ++m)
 #pragma unroll
           for (int n = 0; n < 4; ++n) {
             const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
@@ -1182,7 +1183,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
             mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
           }
     }
-    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+    // acc[m][n][e]: query row wm * 32 + m * 16 + gid (+ 8 for e >= 2), training row
     // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
     float tnc[8];  // tn c of this thread's 8 columns (fused_cheap_limit)
 #pragma unroll
@@ -1190,10 +1191,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
 #pragma unroll
-    for (int m = 0; m < 4; ++m)
+    for (int m = 0; m < 2; ++m)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = wm * 64 + m * 16 + h * 8 + gid;
+        const int r = wm * 32 + m * 16 + h * 8 + gid;
         const float cheap = q_cheap[r];
 #pragma unroll
         for (int n = 0; n < 4; ++n)
