@@ -948,17 +948,19 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 // lower bound against tau at once: no product leaves the SM. tau must be known first; it comes
 // from a cuBLAS product with every stride-th training row (fused_stride()).
 //
-// Measured on an H200 it loses to the written product, so it runs only where KNN_GPU_FUSED=1
-// asks for it: its candidate pass took 28.1 ms for 10^4 queries against 10^6 x 128 in TF32,
-// about 91 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173 TFLOPS while
-// writing 8.6 GB) and reading it back 2.0 ms. Its limit is latency: with 8 warps of 64 x 32 (150
-// to 190 registers) it took 38.3 ms and Nsight Compute found the schedulers idle 76 to 80% of
-// the time; 16 warps of 32 x 32 (at most 128 registers, the same 200 KiB of shared memory) took
-// it to 28.1. A version on Hopper's wgmma (two warpgroups, m64n128k8 from shared memory; commit
-// a476f27) was no faster than the 8-warp one (39.8 ms against 38.3), and the cheap test below,
-// which took a dozen instructions a product out of the epilogue, gained 1.3 ms. A deeper
-// pipeline of asynchronous copies and products would be the next step. What it keeps: a tile's
-// device memory holds only the sample's products.
+// Measured on an H200 it beats the written product only with few terms, so it runs by default
+// only there (see gpu_search) and where KNN_GPU_FUSED=1 asks for it. Its limit is latency: for
+// 10^4 queries against 10^6 x 128 in TF32 its pass took 38.3 ms with 8 warps of 64 x 32 (150 to
+// 190 registers; Nsight Compute found the schedulers idle 76 to 80% of the time), 28.1 with 16
+// warps of 32 x 32 and 28.8 with the 32 warps of 32 x 16 it has now (64 registers, the same 200
+// KiB of shared memory; at 10^6 x 16 the 32 warps took 1.96 ms against 2.21 for 1,000
+// queries). That is about 90 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173
+// TFLOPS while writing 8.6 GB) and reading it back 2.0 ms. A version on Hopper's wgmma (two
+// warpgroups, m64n128k8 from shared memory; commit a476f27) was no faster than the 8-warp one
+// (39.8 ms against 38.3), and the cheap test below, which took a dozen instructions a product
+// out of the epilogue, gained 1.3 ms. A deeper pipeline of asynchronous copies and products
+// would be the next step. It also keeps less device memory: a tile holds only the sample's
+// products.
 //
 // The product is the same sum as cuBLAS's in another order: the bounds hold for any order
 // (tf32_dot_bound, split_tf32_dot_bound: inputs cut to TF32 by rounding or truncation, either).
@@ -968,7 +970,7 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 constexpr int kFusedQueries = 128;  // queries a block (its operand rows stay in shared memory)
 constexpr int kFusedRows = 128;     // training rows a stage
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
-constexpr int kFusedThreads = 512;  // 16 warps: 4 x 4 over the 128 x 128 stage, 32 x 32 each
+constexpr int kFusedThreads = 1024;  // 32 warps: 4 x 8 over the 128 x 128 stage, 32 x 16 each
 
 // Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
 // rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
@@ -1073,7 +1075,7 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, floa
 
 // Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
 // (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
-// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 16 warps of 32 x 32.
+// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 32 warps of 32 x 16.
 template <int KP, bool Vec>
 __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   constexpr int stride = KP + 4;  // floats a row takes in shared memory
@@ -1150,33 +1152,33 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     const float* const tn = t_norm[s & 1];
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+    const int wm = warp / 8, wn = warp % 8, gid = lane / 4, tig = lane % 4;
     const float* const qa = qs + (wm * 32 + gid) * stride + tig * 8;
-    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 32 + gid) * stride + tig * 8;
-    float acc[2][4][4];
+    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 16 + gid) * stride + tig * 8;
+    float acc[2][2][4];
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
-      for (int n = 0; n < 4; ++n)
+      for (int n = 0; n < 2; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
     // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
 #pragma unroll
     for (int kh = 0; kh < KP / 4; kh += 4) {
       const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
-      float4 af[2][2], bf[4];
+      float4 af[2][2], bf[2];
 #pragma unroll
       for (int m = 0; m < 2; ++m)
 #pragma unroll
         for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
 #pragma unroll
-      for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
+      for (int n = 0; n < 2; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
 #pragma unroll
       for (int step = 0; step < 2; ++step)
 #pragma unroll
         for (int m = 0; m < 2; ++m)
 #pragma unroll
-          for (int n = 0; n < 4; ++n) {
+          for (int n = 0; n < 2; ++n) {
             const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
             const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
             const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
@@ -1184,12 +1186,12 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
           }
     }
     // acc[m][n][e]: query row wm * 32 + m * 16 + gid (+ 8 for e >= 2), training row
-    // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
-    float tnc[8];  // tn c of this thread's 8 columns (fused_cheap_limit)
+    // wn * 16 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
+    float tnc[4];  // tn c of this thread's 4 columns (fused_cheap_limit)
 #pragma unroll
-    for (int n = 0; n < 4; ++n)
+    for (int n = 0; n < 2; ++n)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
+      for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 16 + n * 8 + 2 * tig + e] * b.c_dn;
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
@@ -1197,12 +1199,12 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
         const int r = wm * 32 + m * 16 + h * 8 + gid;
         const float cheap = q_cheap[r];
 #pragma unroll
-        for (int n = 0; n < 4; ++n)
+        for (int n = 0; n < 2; ++n)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const float v = acc[m][n][2 * h + e];
             if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap))
-              test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 32 + n * 8 + 2 * tig + e);
+              test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 16 + n * 8 + 2 * tig + e);
           }
       }
     __syncthreads();  // the next stage's load overwrites this stage's buffers
@@ -1541,13 +1543,17 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                : detail::fp32_dot_bound(train.cols);
   const int kdim = split ? 3 * d : d;  // the product's inner dimension
   const bool fast = k <= kFastK;
-  // The fused path (fused_collect), where KNN_GPU_FUSED=1 asks for it: l2 on tensor cores with at
-  // most kFusedMaxTerms product terms and k <= kFastK. It is not the default: on an H200 it took
-  // 49.8 ms against 29.4 for 10^6 x 128, 10^4 queries, k = 10 in TF32 (see fused_collect), and
-  // was slower on every shape of the scaling table.
+  // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
+  // and k <= kFastK. By default it takes TF32 products of at most 32 terms, k <= 10 and 10^6
+  // training rows or more, where it measured faster than writing the products (H200, 1,000
+  // queries, k = 10, d = 16: 1.96 ms against 2.60 at 10^6 rows, 17.05 against 28.16 at 10^7);
+  // with more terms it was slower (d = 128: 4.04 against 3.09, and 39.1 against 29.3 ms for 10^4
+  // queries). KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
-  const bool fused = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms && fused_env && std::string(fused_env) == "1";
+  const bool fused_fits = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms;
+  const bool fused_pays = tf32 && kdim <= 32 && k <= 10 && n >= 1000000;
+  const bool fused = fused_fits && (fused_env && *fused_env ? std::string(fused_env) == "1" : fused_pays);
   const std::int64_t n_s = fused ? (n + stride - 1) / stride : n;  // columns of the product a tile writes
   const std::size_t sample_bytes = fused ? static_cast<std::size_t>(n_s) * static_cast<std::size_t>(kdim) * sizeof(float) : 0;
 
