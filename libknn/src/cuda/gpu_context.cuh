@@ -180,7 +180,7 @@ struct GpuContext {
   DeviceArray<float> sample_up, sample_dn;
   DeviceArray<std::int64_t> sample_exclude;
   DeviceArray<float> max_tn;       // the fused pass's largest squared norm of the training rows
-  DeviceArray<float> sample_rows;  // the sample's operand rows, gathered (a product with lda = stride rows ran 10x slower)
+  DeviceArray<float> sample_rows;  // the sample's operand rows, gathered into contiguous rows for cuBLAS
 };
 
 }  // namespace knn::cuda
