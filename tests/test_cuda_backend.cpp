@@ -327,23 +327,27 @@ TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
   }
 }
 
-// The shape where the fused pass runs by default (TF32, at most 32 features, k <= 10, 10^6
-// training rows or more), with rows repeated so that ties cross its blocks and stages: the
-// default, and the written products (KNN_GPU_FUSED=0), against the CPU backend.
-TEST(CudaBackend, MillionRowsFewFeaturesTf32GiveTheCpuAnswer) {
+// The shapes where the fused pass runs by default (TF32, k <= 10, 10^6 training rows or more),
+// with 16 and 128 features (one and four chunks of terms a stage), rows repeated so that ties
+// cross its blocks and stages, and queries that are training rows: the default, and the written
+// products (KNN_GPU_FUSED=0), against the CPU backend.
+TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  auto train = knn::test::random_matrix(1000000, 16, rng, 0.0f, 1.0f);
-  for (std::size_t i = 1; i < train.rows; i += 1000) std::copy_n(train.row(i - 1), train.cols, train.row(i));
-  const auto q = knn::test::random_matrix(300, 16, rng, 0.0f, 1.0f);
-  for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
-    const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
-    for (const char* fused : {"", "0"}) {
-      const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
-      expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
-                       "10^6 x 16, k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused);
+  for (std::size_t d : {std::size_t{16}, std::size_t{128}}) {
+    auto train = knn::test::random_matrix(1000000, d, rng, 0.0f, 1.0f);
+    for (std::size_t i = 1; i < train.rows; i += 1000) std::copy_n(train.row(i - 1), train.cols, train.row(i));
+    auto q = knn::test::random_matrix(300, d, rng, 0.0f, 1.0f);
+    for (std::size_t i = 0; i < q.rows; i += 7) std::copy_n(train.row(i * 3331), d, q.row(i));  // exact hits, some tied
+    for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
+      const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
+      for (const char* fused : {"", "0"}) {
+        const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
+        expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
+                         "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused);
+      }
     }
   }
 }

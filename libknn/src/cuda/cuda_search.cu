@@ -38,6 +38,7 @@
 #endif
 
 #include <knn/prim/block/block_scan.cuh>
+#include <knn/prim/device/device_reduce.cuh>
 #include <knn/prim/device/device_scan.cuh>
 
 #include "common/bounds.hpp"
@@ -221,6 +222,9 @@ struct Bounds {
   double l2_abs = 0.0;
   float l2_abs_up = 0.0f;
   int d = 0;
+  std::int64_t pitch = 0;  // floats from one query's values in s to the next; 0: n
+
+  __host__ __device__ std::int64_t row_pitch() const { return pitch ? pitch : n; }
 
   // One query's bounds, with what is constant along its row read once.
   struct Row {
@@ -276,7 +280,7 @@ struct Bounds {
 
   __device__ Row row_of(int row) const {
     const double q = qn[row];
-    const std::int64_t at = static_cast<std::int64_t>(row) * n;
+    const std::int64_t at = static_cast<std::int64_t>(row) * row_pitch();
     return Row{s + at, tn, q, c, l2_abs, n, exclude ? exclude[q0 + row] : -1, metric, d, tn_up, tn_dn,
                __double2float_ru(q), __double2float_rd(q), c_up, c_dn, l2_abs_up};
   }
@@ -911,7 +915,7 @@ template <typename F>
 void with_pass_kind(const Bounds& b, F&& f) {
   using T = std::true_type;
   using N = std::false_type;
-  const bool vec = b.n % 4 == 0, l2 = b.metric == 0;
+  const bool vec = b.row_pitch() % 4 == 0, l2 = b.metric == 0;
   if (vec && l2) f(T{}, T{});
   else if (vec) f(T{}, N{});
   else if (l2) f(N{}, T{});
@@ -942,41 +946,42 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 //
 // With few features a product is cheap to compute and dear to keep: 10^6 x 128 in TF32 writes
 // 8.6 GB a 2,147-query tile, which the candidate pass then reads back, and the two transfers
-// take more time than the tensor cores do. Here a block holds the operand rows of 128 queries in
-// shared memory, streams the training rows through in stages of 128 (cp.async, two buffers),
-// takes each 128 x 128 product on tensor cores (mma.sync m16n8k8, TF32) and tests every pair's
-// lower bound against tau at once: no product leaves the SM. tau must be known first; it comes
-// from a cuBLAS product with every stride-th training row (fused_stride()).
+// take more time than the tensor cores do. Here a block holds the operand rows of 256 queries in
+// shared memory, streams the training rows through in stages of 128 (cp.async, in chunks of 32
+// terms through a ring of four buffers), takes each 256 x 128 product on tensor cores (mma.sync
+// m16n8k8, TF32; 16 warps of 64 x 32) and tests every pair's lower bound against tau at once: no
+// product leaves the SM. tau must be known first; it comes from a cuBLAS product with every
+// stride-th training row (fused_stride()).
 //
-// Measured on an H200 it beats the written product only with few terms, so it runs by default
-// only there (see gpu_search) and where KNN_GPU_FUSED=1 asks for it. Its limit is latency: for
-// 10^4 queries against 10^6 x 128 in TF32 its pass took 38.3 ms with 8 warps of 64 x 32 (150 to
-// 190 registers; Nsight Compute found the schedulers idle 76 to 80% of the time), 28.1 with 16
-// warps of 32 x 32 and 28.8 with the 32 warps of 32 x 16 it has now (64 registers, the same 200
-// KiB of shared memory; at 10^6 x 16 the 32 warps took 1.96 ms against 2.21 for 1,000
-// queries). That is about 90 TFLOPS, where cuBLAS's product takes 3.2 ms a 2,147-query tile (173
-// TFLOPS while writing 8.6 GB) and reading it back 2.0 ms. A version on Hopper's wgmma (two
-// warpgroups, m64n128k8 from shared memory; commit a476f27) was no faster than the 8-warp one
-// (39.8 ms against 38.3), and the cheap test below, which took a dozen instructions a product
-// out of the epilogue, gained 1.3 ms. A deeper pipeline of asynchronous copies and products
-// would be the next step. It also keeps less device memory: a tile holds only the sample's
-// products.
+// How it got here (H200, 10^4 queries against 10^6 x 128, TF32, the pass alone): 38.3 ms with 8
+// warps of 64 x 32 and two whole-stage buffers, latency-bound; 28.8 with 32 warps of 32 x 16.
+// Nsight Compute then showed 39% of the instructions were register moves that put A's values in
+// the order the MMA takes them, so the queries are now stored in that order (fused_fill_queries):
+// 7.7 instead of 13.0 billion instructions, but no faster, since half the stalls were waits on
+// shared-memory loads; a 64 x 32 warp tile reads half as much shared memory a product step,
+// and took the pass to 21.1 ms (about 120 TFLOPS; mma.sync's own TF32 peak measured 319 TFLOPS on
+// this GPU). A version on Hopper's wgmma (commit a476f27) was no faster than the 8-warp one.
+// It also keeps less device memory than the written products: a tile holds only the sample's.
 //
 // The product is the same sum as cuBLAS's in another order: the bounds hold for any order
 // (tf32_dot_bound, split_tf32_dot_bound: inputs cut to TF32 by rounding or truncation, either).
-// Within each 32 terms a thread loads 8 consecutive values of a row with two 16-byte loads and
-// feeds them to four k-steps (two per load), pairing A's and B's values of the same term; which term sits in
-// which of the MMA's 8 places does not change the sum's terms.
-constexpr int kFusedQueries = 128;  // queries a block (its operand rows stay in shared memory)
-constexpr int kFusedRows = 128;     // training rows a stage
+// Within each 32 terms a thread loads 8 consecutive values of a training row with two 16-byte
+// loads and feeds them to four k-steps (two per load), pairing A's and B's values of the same
+// term (fused_term); which term sits in which of the MMA's 8 places does not change the sum's
+// terms.
+constexpr int kFusedQueries = 256;   // queries a block (their operand rows stay in shared memory)
+constexpr int kFusedRows = 128;      // training rows a stage
+constexpr int kFusedChunk = 32;      // product terms a chunk of a stage (the unit of the copy ring)
+constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
-constexpr int kFusedThreads = 1024;  // 32 warps: 4 x 8 over the 128 x 128 stage, 32 x 16 each
+constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
 
-// Dynamic shared memory of fused_collect for kp product terms (a multiple of 32): the queries'
-// rows and two stages of training rows, kp + 4 floats apart (so that the 16-byte loads of a
-// quarter warp fall in distinct banks).
+// Dynamic shared memory of fused_collect for kp product terms (a multiple of kFusedChunk): the
+// queries (A-fragment order) and the ring of chunks, kFusedChunk + 4 floats a training row (so
+// that the 16-byte loads of a quarter warp fall in distinct banks). 200 KiB at kp = 128.
 constexpr std::size_t fused_smem_bytes(int kp) {
-  return static_cast<std::size_t>(kFusedQueries + 2 * kFusedRows) * static_cast<std::size_t>(kp + 4) * sizeof(float);
+  return (static_cast<std::size_t>(kFusedQueries) * kp + static_cast<std::size_t>(kFusedRing) * kFusedRows * (kFusedChunk + 4)) *
+         sizeof(float);
 }
 
 struct FusedArgs {
@@ -1019,16 +1024,6 @@ __device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, fl
   return __double2float_ru(p);
 }
 
-// The largest of n squared norms (non-negative floats, or +inf: their bits order as integers).
-__global__ void max_norm(const float* v, std::int64_t n, unsigned* out) {
-  unsigned m = 0;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    m = max(m, __float_as_uint(v[i]));
-  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (threadIdx.x % 32 == 0) atomicMax(out, m);
-}
-
 __device__ __forceinline__ void cp_async16(float* smem, const float* gmem, int bytes) {
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
@@ -1038,32 +1033,8 @@ __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int by
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-
-// `rows` operand rows into shared memory, kp floats each (kp + 4 apart, so that the 16-byte loads
-// of a quarter warp fall in distinct banks); row r from src(r), or zeros where src(r) is null and
-// past kdim. Vec: kdim % 4 == 0, rows start 16-byte aligned. `any` is a valid address for the
-// copies that read nothing.
-template <bool Vec, class Src>
-__device__ __forceinline__ void fused_load(float* dst, int rows, int kdim, int kp, const float* any, Src src) {
-  const int stride = kp + 4;
-  if (Vec) {
-    const int per_row = kp / 4;
-    for (int c = threadIdx.x; c < rows * per_row; c += kFusedThreads) {
-      const int r = c / per_row, f = (c - r * per_row) * 4;
-      const float* from = src(r);
-      const bool in = from != nullptr && f < kdim;
-      cp_async16(dst + r * stride + f, in ? from + f : any, in ? 16 : 0);
-    }
-  } else {
-    for (int c = threadIdx.x; c < rows * kp; c += kFusedThreads) {
-      const int r = c / kp, f = c - r * kp;
-      const float* from = src(r);
-      const bool in = from != nullptr && f < kdim;
-      cp_async4(dst + r * stride + f, in ? from + f : any, in ? 4 : 0);
-    }
-  }
-}
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory"); }
 
 __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, float a2, float a3, float b0, float b1) {
   asm volatile(
@@ -1073,29 +1044,57 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, floa
         "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
 }
 
+// The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8
+// consecutive terms of a row (two 16-byte loads of B), two per k-step, so that B's b0 and b1
+// come as a register pair from one load. (b1, at k-slot tig + 4, is the term after b0's.)
+__device__ __forceinline__ int fused_term(int s, int tig) { return (s / 4) * 32 + (s / 2 % 2) * 4 + 8 * tig + 2 * (s % 2); }
+
+// The queries' operand rows of a block in the order mma_tf32 takes them as A: for 16-row tile mt,
+// k-step s and lane (gid, tig) the float4 {a0, a1, a2, a3} = rows gid, gid + 8 at term t, then
+// both at t + 1 (t = fused_term(s, tig)), so that each A operand is one 16-byte shared load that
+// needs no register moves (with the rows stored plainly, moving the values into place took four
+// instructions a product step: 39% of the pass's instructions). Zeros past kdim and past the
+// slots.
+template <int KP, int Queries, int Threads>
+__device__ __forceinline__ void fused_fill_queries(float4* qf, const float* q, int kdim, const Slots& slots, int first_slot, int slot_count) {
+  constexpr int steps = KP / 8;
+  for (int i = threadIdx.x; i < Queries / 16 * steps * 32; i += Threads) {
+    const int lane = i % 32, s = i / 32 % steps, mt = i / 32 / steps;
+    const int t = fused_term(s, lane % 4), r0 = mt * 16 + lane / 4;
+    float v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = r0 + (e % 2) * 8, slot = first_slot + r, term = t + e / 2;
+      v[e] = slot < slot_count && term < kdim ? q[static_cast<std::int64_t>(slots.row_of(slot)) * kdim + term] : 0.0f;
+    }
+    qf[i] = make_float4(v[0], v[1], v[2], v[3]);
+  }
+}
+
 // Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
 // (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
-// x * 128 .. + 127 against the stages of part y. The products by mma.sync, 32 warps of 32 x 16.
+// x * 256 .. + 255 against the stages of part y. One barrier a chunk: chunk c's copy is in, and
+// every warp is done with chunk c - 1, whose buffer then takes chunk c + 3.
 template <int KP, bool Vec>
 __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
-  constexpr int stride = KP + 4;  // floats a row takes in shared memory
+  constexpr int cstride = kFusedChunk + 4;  // floats a training row takes in a chunk buffer
+  constexpr int chunks_per_stage = KP / kFusedChunk;
   extern __shared__ float4 fused_smem4[];
-  float* const qs = reinterpret_cast<float*>(fused_smem4);
-  float* const ts = qs + kFusedQueries * stride;
+  float4* const qf = fused_smem4;
+  float* const ring = reinterpret_cast<float*>(qf + kFusedQueries * KP / 4);
   __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries], q_cheap[kFusedQueries];
   __shared__ std::int64_t q_excluded[kFusedQueries];
-  __shared__ __align__(16) float t_norm[2][kFusedRows];  // the stage's squared norms, rounded down
+  // The stage's squared norms (rounded down), copied with its last chunk into that chunk's place.
+  __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
   if (stages <= 0) return;  // the same for the whole block
+  const std::int64_t chunks = stages * chunks_per_stage;
   const float max_tn = *a.max_tn;
 
-  fused_load<Vec>(qs, kFusedQueries, a.kdim, KP, a.q, [&](int r) -> const float* {
-    const int slot = first_slot + r;
-    return slot < a.slot_count ? a.q + static_cast<std::int64_t>(a.slots.row_of(slot)) * a.kdim : nullptr;
-  });
+  fused_fill_queries<KP, kFusedQueries, kFusedThreads>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count);
   for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
     const int slot = first_slot + r;
     if (slot < a.slot_count) {
@@ -1111,15 +1110,31 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       q_excluded[r] = -1;
     }
   }
-  const auto load_stage = [&](std::int64_t s) {
+  // Chunk c: terms (c % chunks_per_stage) * 32 .. + 31 of the training rows of stage
+  // c / chunks_per_stage, into ring place c % kFusedRing (zeros past kdim and past the rows).
+  const auto load_chunk = [&](std::int64_t c) {
+    const std::int64_t s = c / chunks_per_stage;
+    const int k0 = static_cast<int>(c - s * chunks_per_stage) * kFusedChunk, place = static_cast<int>(c % kFusedRing);
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
-    fused_load<Vec>(ts + (s & 1) * kFusedRows * stride, kFusedRows, a.kdim, KP, a.t, [&](int r) -> const float* {
-      const std::int64_t j = j0 + r;
-      return j < b.n ? a.t + j * a.kdim : nullptr;
-    });
-    if (threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
+    float* const dst = ring + place * kFusedRows * cstride;
+    if (Vec) {
+      for (int i = threadIdx.x; i < kFusedRows * kFusedChunk / 4; i += kFusedThreads) {
+        const int r = i / (kFusedChunk / 4), f = k0 + (i % (kFusedChunk / 4)) * 4;
+        const std::int64_t j = j0 + r;
+        const bool in = j < b.n && f < a.kdim;
+        cp_async16(dst + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 16 : 0);
+      }
+    } else {
+      for (int i = threadIdx.x; i < kFusedRows * kFusedChunk; i += kFusedThreads) {
+        const int r = i / kFusedChunk, f = k0 + i % kFusedChunk;
+        const std::int64_t j = j0 + r;
+        const bool in = j < b.n && f < a.kdim;
+        cp_async4(dst + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 4 : 0);
+      }
+    }
+    if (k0 + kFusedChunk == KP && threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
       const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
-      float* to = &t_norm[s & 1][threadIdx.x * 4];
+      float* to = &t_norm[place][threadIdx.x * 4];
       if (left >= 4) {
         cp_async16(to, b.tn_dn + j, 16);
       } else {  // the end of the rows: no read past them, zeros after
@@ -1128,87 +1143,107 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       }
     }
   };
-  // The test of one product: query row r (its norm, tau and excluded row given), the stage's
-  // training row `col`.
-  const auto test = [&](float product, int r, float qn, float tau, std::int64_t excluded, const float* tn, std::int64_t j0, int col) {
-    const float l = l2_float_bound<false>(product, qn, tn[col], b.c_dn, b.l2_abs_up);
-    if (l <= tau) {
-      const std::int64_t j = j0 + col;
-      if (j < b.n && j != excluded) {
-        const int slot = first_slot + r;
-        const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
-        if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
-      }
-    }
-  };
-  load_stage(0);
-  cp_async_commit();
+  // The queries' rows went with the first chunk's copy group; then a group a chunk, empty ones
+  // past the last, so that "all but the newest kFusedRing - 2 groups done" means chunk c is in.
+#pragma unroll
+  for (int c = 0; c < kFusedRing - 1; ++c) {
+    if (c < chunks) load_chunk(c);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+  __syncthreads();  // the queries' limits, written above
+  float cheap[4][2];  // the cheap test's limit of this thread's 8 query rows, wm * 64 + m * 16 + h * 8 + gid
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) cheap[m][h] = q_cheap[wm * 64 + m * 16 + h * 8 + gid];
+  const float4* const qa = qf + (wm * 4) * (KP / 8) * 32 + lane;  // this warp's first 16-row tile
+  float acc[4][4][4];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
 
-  for (std::int64_t s = 0; s < stages; ++s) {
-    if (s + 1 < stages) load_stage(s + 1);
-    cp_async_commit();  // (empty in the last stage: the wait below then covers this one)
-    cp_async_wait_one();
-    const std::int64_t j0 = (stage0 + s) * kFusedRows;
-    const float* const tn = t_norm[s & 1];
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    cp_async_wait<kFusedRing - 2>();
+    // Chunk c is in for every thread, and every thread is done with chunk c - 1, whose place the
+    // copy below refills.
     __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int wm = warp / 8, wn = warp % 8, gid = lane / 4, tig = lane % 4;
-    const float* const qa = qs + (wm * 32 + gid) * stride + tig * 8;
-    const float* const tb = ts + (s & 1) * kFusedRows * stride + (wn * 16 + gid) * stride + tig * 8;
-    float acc[2][2][4];
+    if (c + kFusedRing - 1 < chunks) load_chunk(c + kFusedRing - 1);
+    cp_async_commit();
+    const int place = static_cast<int>(c % kFusedRing);
+    const int k0 = static_cast<int>(c % chunks_per_stage) * kFusedChunk;
+    const float* const tb = ring + place * kFusedRows * cstride + (wn * 32 + gid) * cstride + tig * 8;
+    // The chunk's 32 terms in two halves (4 of this thread's 8 values of B): k-steps s and s + 1.
 #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    for (int half = 0; half < 2; ++half) {
+      const int s = k0 / 8 + half * 2;
+      float4 bf[4];
 #pragma unroll
-      for (int n = 0; n < 2; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
-    // Per 32 terms and half (4 of this thread's 8 values): two k-steps.
-#pragma unroll
-    for (int kh = 0; kh < KP / 4; kh += 4) {
-      const int kc = (kh / 8) * 32 + kh % 8;  // the 32 terms' first, and which half
-      float4 af[2][2], bf[2];
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) af[m][h] = *reinterpret_cast<const float4*>(qa + (m * 16 + h * 8) * stride + kc);
-#pragma unroll
-      for (int n = 0; n < 2; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * stride + kc);
+      for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(tb + n * 8 * cstride + half * 4);
 #pragma unroll
       for (int step = 0; step < 2; ++step)
 #pragma unroll
-        for (int m = 0; m < 2; ++m)
+        for (int m = 0; m < 4; ++m) {
+          const float4 af = qa[(m * (KP / 8) + s + step) * 32];
 #pragma unroll
-          for (int n = 0; n < 2; ++n) {
-            const float a0 = step ? af[m][0].z : af[m][0].x, a2 = step ? af[m][0].w : af[m][0].y;
-            const float a1 = step ? af[m][1].z : af[m][1].x, a3 = step ? af[m][1].w : af[m][1].y;
+          for (int n = 0; n < 4; ++n) {
             const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
-            mma_tf32(acc[m][n], a0, a1, a2, a3, b0, b1);
+            mma_tf32(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
           }
+        }
     }
-    // acc[m][n][e]: query row wm * 32 + m * 16 + gid (+ 8 for e >= 2), training row
-    // wn * 16 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
-    float tnc[4];  // tn c of this thread's 4 columns (fused_cheap_limit)
+    if (k0 + kFusedChunk < KP) continue;  // the stage's products are not whole yet
+    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+    // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage.
+    const std::int64_t j0 = (stage0 + c / chunks_per_stage) * kFusedRows;
+    const float* const tn = t_norm[place];
+    float tnc[4][2];  // tn c of this thread's 8 columns (fused_cheap_limit)
 #pragma unroll
-    for (int n = 0; n < 2; ++n)
+    for (int n = 0; n < 4; ++n)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) tnc[2 * n + e] = tn[wn * 16 + n * 8 + 2 * tig + e] * b.c_dn;
+      for (int e = 0; e < 2; ++e) tnc[n][e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
 #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < 4; ++m) {
+      // The cheap test of the 16 products of this 16-row tile first, as bits; the rare products
+      // that pass take the exact test after.
+      unsigned pass = 0;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = wm * 32 + m * 16 + h * 8 + gid;
-        const float cheap = q_cheap[r];
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int n = 0; n < 2; ++n)
+        for (int n = 0; n < 4; ++n)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float v = acc[m][n][2 * h + e];
-            if (!(fmaf(-2.0f, v, tnc[2 * n + e]) > cheap))
-              test(v, r, q_norm[r], q_tau[r], q_excluded[r], tn, j0, wn * 16 + n * 8 + 2 * tig + e);
-          }
+          for (int e = 0; e < 2; ++e)
+            pass |= static_cast<unsigned>(!(fmaf(-2.0f, acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) << ((h * 4 + n) * 2 + e);
+      if (pass != 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = wm * 64 + m * 16 + h * 8 + gid;
+#pragma unroll
+          for (int n = 0; n < 4; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (pass >> ((h * 4 + n) * 2 + e) & 1u) {
+                const float l = l2_float_bound<false>(acc[m][n][2 * h + e], q_norm[r], tn[wn * 32 + n * 8 + 2 * tig + e], b.c_dn, b.l2_abs_up);
+                const std::int64_t j = j0 + wn * 32 + n * 8 + 2 * tig + e;
+                if (l <= q_tau[r] && j < b.n && j != q_excluded[r]) {
+                  const int slot = first_slot + r;
+                  const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+                  if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
+                }
+              }
+        }
       }
-    __syncthreads();  // the next stage's load overwrites this stage's buffers
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+    }
   }
+  cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
 }
 
 // The operands of the fused path for a tile (or chunk), and the sample that gives its tau.
@@ -1231,8 +1266,8 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
   // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
   const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
-  const std::size_t smem = fused_smem_bytes(kp);
   const bool vec = p.kdim % 4 == 0;
+  const std::size_t smem = fused_smem_bytes(kp);
   using Kernel = void (*)(FusedArgs);
   const Kernel kernels[3][2] = {{fused_collect<32, false>, fused_collect<32, true>},
                                 {fused_collect<64, false>, fused_collect<64, true>},
@@ -1259,7 +1294,9 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 // about stride * k plus those within the margin (many with TF32's: at 10^6 x 128, k = 10, one
 // row in 13 left a third of the queries' lists overflowing), which must fit the first round's
 // lists of 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample
-// at least 4k rows.
+// at least 4k rows. A smaller sample did not pay with longer lists either (H200, 10^4 queries,
+// 10^6 x 128, k = 10, lists of 592: 27.2 ms with one row in 6, 27.1 in 10, 27.9 in 14 and 29.2
+// in 20): the pass and the ranking slow down with the candidates.
 int fused_stride(std::int64_t k, std::int64_t n) {
   const std::int64_t by_lists = (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, 32));
@@ -1279,14 +1316,6 @@ __global__ void take_sample(const double* tn, const float* up, const float* dn, 
     const std::int64_t e = exclude[i];
     s_exclude[i] = e >= 0 && e % stride == 0 ? e / stride : -1;
   }
-}
-
-// Row i of dst (n_s rows of kdim floats) is row i * stride of src.
-__global__ void gather_rows(const float* src, int kdim, int stride, std::int64_t n_s, float* dst) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n_s * kdim) return;
-  const std::int64_t row = i / kdim, col = i - row * kdim;
-  dst[i] = src[row * stride * kdim + col];
 }
 
 // Steps of the row that tau's pass reads: one in `stride`. The candidate pass then finds about
@@ -1544,18 +1573,25 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int kdim = split ? 3 * d : d;  // the product's inner dimension
   const bool fast = k <= kFastK;
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
-  // and k <= kFastK. By default it takes TF32 products of at most 32 terms, k <= 10 and 10^6
-  // training rows or more, where it measured faster than writing the products (H200, 1,000
-  // queries, k = 10, d = 16: 1.96 ms against 2.60 at 10^6 rows, 17.05 against 28.16 at 10^7);
-  // with more terms it was slower (d = 128: 4.04 against 3.09, and 39.1 against 29.3 ms for 10^4
-  // queries). KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
+  // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more,
+  // where it measured faster than writing the products (H200, 1,000 queries, k = 10: d = 16,
+  // 1.69 ms against 2.60 at 10^6 rows and 11.58 against 28.11 at 10^7; d = 128, 2.94 against
+  // 3.07 and 28.32 against 34.13). Below 10^6 rows it was no faster. KNN_GPU_FUSED=1 takes it
+  // wherever it applies, KNN_GPU_FUSED=0 never.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
   const bool fused_fits = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms;
-  const bool fused_pays = tf32 && kdim <= 32 && k <= 10 && n >= 1000000;
+  const bool fused_pays = tf32 && k <= 10 && n >= 1000000;
   const bool fused = fused_fits && (fused_env && *fused_env ? std::string(fused_env) == "1" : fused_pays);
-  const std::int64_t n_s = fused ? (n + stride - 1) / stride : n;  // columns of the product a tile writes
-  const std::size_t sample_bytes = fused ? static_cast<std::size_t>(n_s) * static_cast<std::size_t>(kdim) * sizeof(float) : 0;
+  // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
+  // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
+  // same): cuBLAS takes a slower kernel for an odd count (H200, TF32, 10^4 queries x 166,667
+  // sample rows x 128 terms: 5.38 ms, against 2.37 for 166,668 rows).
+  const std::int64_t n_s_all = fused ? (n + stride - 1) / stride : n;
+  const std::int64_t n_s = fused && n_s_all >= 8 ? n_s_all / 4 * 4 : n_s_all;
+  // Floats from one query's products to the next: the sample's rounded up to a multiple of 32, so
+  // that every row starts 16-byte aligned and tau's pass reads it four floats at a time.
+  const std::int64_t s_pitch = fused ? (n_s + 31) / 32 * 32 : n;
 
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
@@ -1573,8 +1609,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // Per query row: its data and candidates, and its approximate values against every training row.
   const std::size_t per_query_fixed =
       static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
-  const std::size_t per_query = static_cast<std::size_t>(n_s) * sizeof(float) + per_query_fixed;
-  if (train_bytes + sample_bytes + per_query > budget) {
+  const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
+  if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
     // is left after a query's fixed needs holds a part, the rest its queries' values), each
     // uploaded in turn, and merge the parts' nearest on the host.
@@ -1586,8 +1622,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     part_options.device_memory_budget = budget;
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
   }
-  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes - sample_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(n_s, 1));  // cuBLAS ldc*cols
+  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // cuBLAS ldc*cols
 
   DeviceArray<float> own_train, own_split;
   TrainNorms own_norms;
@@ -1637,8 +1673,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // The fused path's sample: every stride-th training row, its norms and exclusions gathered.
   auto make_sample_bounds = [&](std::int64_t first_row, const double* qn, std::int64_t first_query) {
     Bounds b = make_bounds(first_row, qn, first_query);
-    b.s = ctx.s.get() + first_row * n_s;
+    b.s = ctx.s.get() + first_row * s_pitch;
     b.n = n_s;
+    b.pitch = s_pitch;
     b.tn = ctx.sample_tn.get();
     b.tn_up = ctx.sample_up.get();
     b.tn_dn = ctx.sample_dn.get();
@@ -1655,13 +1692,12 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                                          ctx.sample_up.get(), ctx.sample_dn.get(), req.exclude ? ctx.exclude.get() : nullptr,
                                                          nq, ctx.sample_exclude.get());
     KNN_LAUNCHED(take_sample);
-    ctx.sample_rows.resize(sample_bytes / sizeof(float));
-    gather_rows<<<blocks_for(n_s * kdim, 256), 256, 0, st>>>(split ? d_split : d_train, kdim, stride, n_s, ctx.sample_rows.get());
-    KNN_LAUNCHED(gather_rows);
+    // The largest squared norm, rounded up (fused_cheap_limit).
     ctx.max_tn.resize(1);
-    KNN_CUDA(cudaMemsetAsync(ctx.max_tn.get(), 0, sizeof(float), st));
-    max_norm<<<std::min<unsigned>(blocks_for(n, 256), 1024), 256, 0, st>>>(norms->up.get(), n, reinterpret_cast<unsigned*>(ctx.max_tn.get()));
-    KNN_LAUNCHED(max_norm);
+    std::size_t temp_bytes = 0;
+    check_prim(knn::prim::reduce_max(nullptr, temp_bytes, norms->up.get(), ctx.max_tn.get(), n, st));
+    ctx.temp.resize(temp_bytes);
+    check_prim(knn::prim::reduce_max(ctx.temp.get(), temp_bytes, norms->up.get(), ctx.max_tn.get(), n, st));
   }
 
   std::vector<std::int64_t> offsets;
@@ -1680,7 +1716,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     ctx.q.resize(static_cast<std::size_t>(qt) * d);
     if (split) ctx.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
     ctx.qn.resize(static_cast<std::size_t>(qt));
-    ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(n_s));
+    ctx.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
     if (fast) fast_select_reserve(ctx, qt, k);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
@@ -1724,10 +1760,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           b = q_parts;
         }
         if (fused) {
-          // Only the sample's products, every stride-th training row (gathered).
-          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one,
-                                  ctx.sample_rows.get(), CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * n_s, CUDA_R_32F,
-                                  static_cast<int>(n_s), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+          // Only the sample's products: every stride-th training row, stride * kdim floats apart.
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one, a,
+                                  CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.s.get() + c0 * s_pitch, CUDA_R_32F,
+                                  static_cast<int>(s_pitch), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
           sample = make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0);
           plan = FusedPlan{b, a, kdim, &sample, ctx.max_tn.get()};

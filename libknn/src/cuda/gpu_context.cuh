@@ -129,7 +129,7 @@ struct GpuContext {
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
-        f(sample_exclude), f(sample_rows), f(max_tn);
+        f(sample_exclude), f(max_tn);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -179,8 +179,7 @@ struct GpuContext {
   DeviceArray<double> sample_tn;
   DeviceArray<float> sample_up, sample_dn;
   DeviceArray<std::int64_t> sample_exclude;
-  DeviceArray<float> max_tn;       // the fused pass's largest squared norm of the training rows
-  DeviceArray<float> sample_rows;  // the sample's operand rows, gathered into contiguous rows for cuBLAS
+  DeviceArray<float> max_tn;  // the fused pass's largest squared norm of the training rows
 };
 
 }  // namespace knn::cuda
