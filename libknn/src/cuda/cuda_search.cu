@@ -1143,8 +1143,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       }
     }
   };
-  // The queries' rows went with the first chunk's copy group; then a group a chunk, empty ones
-  // past the last, so that "all but the newest kFusedRing - 2 groups done" means chunk c is in.
+  // A copy group a chunk, empty ones past the last, so that "all but the newest kFusedRing - 2
+  // groups done" means chunk c is in.
 #pragma unroll
   for (int c = 0; c < kFusedRing - 1; ++c) {
     if (c < chunks) load_chunk(c);
@@ -1152,7 +1152,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
-  __syncthreads();  // the queries' limits, written above
+  __syncthreads();  // the queries (fused_fill_queries) and their limits, written above
   float cheap[4][2];  // the cheap test's limit of this thread's 8 query rows, wm * 64 + m * 16 + h * 8 + gid
 #pragma unroll
   for (int m = 0; m < 4; ++m)
