@@ -1055,10 +1055,10 @@ __device__ __forceinline__ int fused_term(int s, int tig) { return (s / 4) * 32 
 // needs no register moves (with the rows stored plainly, moving the values into place took four
 // instructions a product step: 39% of the pass's instructions). Zeros past kdim and past the
 // slots.
-template <int KP, int Queries, int Threads>
+template <int KP>
 __device__ __forceinline__ void fused_fill_queries(float4* qf, const float* q, int kdim, const Slots& slots, int first_slot, int slot_count) {
   constexpr int steps = KP / 8;
-  for (int i = threadIdx.x; i < Queries / 16 * steps * 32; i += Threads) {
+  for (int i = threadIdx.x; i < kFusedQueries / 16 * steps * 32; i += kFusedThreads) {
     const int lane = i % 32, s = i / 32 % steps, mt = i / 32 / steps;
     const int t = fused_term(s, lane % 4), r0 = mt * 16 + lane / 4;
     float v[4];
@@ -1094,7 +1094,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   const std::int64_t chunks = stages * chunks_per_stage;
   const float max_tn = *a.max_tn;
 
-  fused_fill_queries<KP, kFusedQueries, kFusedThreads>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count);
+  fused_fill_queries<KP>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count);
   for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
     const int slot = first_slot + r;
     if (slot < a.slot_count) {
