@@ -222,9 +222,7 @@ struct Bounds {
   double l2_abs = 0.0;
   float l2_abs_up = 0.0f;
   int d = 0;
-  std::int64_t pitch = 0;  // floats from one query's values in s to the next; 0: n
-
-  __host__ __device__ std::int64_t row_pitch() const { return pitch ? pitch : n; }
+  std::int64_t pitch = 0;  // floats from one query's values in s to the next (n, or more)
 
   // One query's bounds, with what is constant along its row read once.
   struct Row {
@@ -280,7 +278,7 @@ struct Bounds {
 
   __device__ Row row_of(int row) const {
     const double q = qn[row];
-    const std::int64_t at = static_cast<std::int64_t>(row) * row_pitch();
+    const std::int64_t at = static_cast<std::int64_t>(row) * pitch;
     return Row{s + at, tn, q, c, l2_abs, n, exclude ? exclude[q0 + row] : -1, metric, d, tn_up, tn_dn,
                __double2float_ru(q), __double2float_rd(q), c_up, c_dn, l2_abs_up};
   }
@@ -915,7 +913,7 @@ template <typename F>
 void with_pass_kind(const Bounds& b, F&& f) {
   using T = std::true_type;
   using N = std::false_type;
-  const bool vec = b.row_pitch() % 4 == 0, l2 = b.metric == 0;
+  const bool vec = b.pitch % 4 == 0, l2 = b.metric == 0;
   if (vec && l2) f(T{}, T{});
   else if (vec) f(T{}, N{});
   else if (l2) f(N{}, T{});
@@ -1574,10 +1572,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const bool fast = k <= kFastK;
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
   // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more,
-  // where it measured faster than writing the products (H200, 1,000 queries, k = 10: d = 16,
-  // 1.69 ms against 2.60 at 10^6 rows and 11.58 against 28.11 at 10^7; d = 128, 2.94 against
-  // 3.07 and 28.32 against 34.13). Below 10^6 rows it was no faster. KNN_GPU_FUSED=1 takes it
-  // wherever it applies, KNN_GPU_FUSED=0 never.
+  // where it measured faster than writing the products (H200, 1,000 queries, k = 10, at 10^6 and
+  // 10^7 rows: d = 16, 1.68 / 11.53 ms against 2.60 / 28.85; d = 64, 2.06 / 15.80 against 2.83 /
+  // 30.31; d = 128, 2.96 / 28.47 against 3.04 / 34.99). Below 10^6 rows it was no faster.
+  // KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
   const bool fused_fits = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms;
@@ -1663,6 +1661,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     b.l2_abs = l2_abs;
     b.l2_abs_up = std::nextafter(static_cast<float>(l2_abs), INFINITY);
     b.d = d;
+    b.pitch = n;
     return b;
   };
   if (req.exclude) {
