@@ -265,8 +265,9 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 
 // Products and candidates in one kernel (l2, tensor cores, at most 128 product terms, k up to
 // 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
-// of 4 bytes), split float32 operands of up to 126 terms and TF32 ones of 128, more queries than
-// a block holds and a part of one, excluded rows, and rows repeated so that ties cross blocks.
+// of 4 bytes), split float32 operands of up to 126 terms, FP16 ones (tf32's default) and TF32
+// ones (KNN_GPU_FP16=0) of up to 128, more queries than a block holds and a part of one, excluded
+// rows, and rows repeated so that ties cross blocks.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -287,27 +288,32 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
         const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
         for (const char* fused : {"1", "0"}) {
           const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
-          for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
-            const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
-                                     " k=" + std::to_string(k) + (exclude ? " excluded" : "") + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
-                                     " KNN_GPU_FUSED=" + fused;
-            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, p), cpu, what);
-          }
+          for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+            for (const char* fp16 : {"", "0"}) {
+              if (*fp16 && (p != knn::Precision::tf32 || *fused == '0')) continue;  // only the fused TF32 pass reads it
+              const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
+              const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
+                                       " k=" + std::to_string(k) + (exclude ? " excluded" : "") +
+                                       (p == knn::Precision::tf32 ? " tf32" : " fp32") + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16;
+              expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, p), cpu, what);
+            }
         }
       }
     }
   }
 }
 
-// The fused pass's cheap test (fused_cheap_limit) at scales where its limit changes form: norms
-// past 2^120 (every product takes the exact test), products under float's normal range, and
-// values near 1 whose distances differ in their last bits (rows a few ulps apart).
+// The fused pass's cheap test (fused_cheap_limit) and its FP16 operands' scaling
+// (fused_fp16_limits) at scales where their limits change form: norms past 2^120 (every product
+// takes the exact test), products under float's normal range (and rows under FP16's smallest
+// scaling), columns 2^-2 apart in scale (the small ones FP16 subnormals once scaled), zero rows,
+// and values near 1 whose distances differ in their last bits (rows a few ulps apart).
 TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  for (const float scale : {0x1p60f, 0x1p-70f, 1.0f}) {
+  for (const float scale : {0x1p60f, 0x1p-70f, 1.0f, 0.0f}) {  // 0: column f times 2^-2f
     auto train = knn::test::random_matrix(3000, 16, rng, -1.0f, 1.0f);
     auto q = knn::test::random_matrix(200, 16, rng, -1.0f, 1.0f);
     for (std::size_t i = 1; i < train.rows; i += 2) {  // each odd row a few ulps from the one before
@@ -315,21 +321,30 @@ TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
       float& x = train.row(i)[i % train.cols];
       for (std::size_t u = 0; u < 1 + i % 3; ++u) x = std::nextafter(x, 2.0f);
     }
-    for (auto& v : train.values) v *= scale;
-    for (auto& v : q.values) v *= scale;
+    for (knn::Matrix* m : {&train, &q})
+      for (std::size_t i = 0; i < m->values.size(); ++i)
+        m->values[i] *= scale != 0.0f ? scale : std::ldexp(1.0f, -2 * static_cast<int>(i % m->cols));
+    std::fill_n(train.row(5), train.cols, 0.0f);
+    std::fill_n(q.row(3), q.cols, 0.0f);
     for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
       const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
       for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
-        expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
-                         "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32"));
+        for (const char* fp16 : {"", "0"}) {
+          if (*fp16 && p != knn::Precision::tf32) continue;
+          const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
+          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
+                           "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
+                               " KNN_GPU_FP16=" + fp16);
+        }
     }
   }
 }
 
 // The shapes where the fused pass runs by default (TF32, k <= 10, 10^6 training rows or more),
-// with 16 and 128 features (one and four chunks of terms a stage), rows repeated so that ties
-// cross its blocks and stages, and queries that are training rows: the default, and the written
+// with 16 and 128 features (one chunk of terms a stage, and two of FP16 or four of TF32
+// operands), rows repeated so that ties cross its blocks and stages, and queries that are
+// training rows: the default (FP16 operands), TF32 operands (KNN_GPU_FP16=0) and the written
 // products (KNN_GPU_FUSED=0), against the CPU backend.
 TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
   REQUIRE_GPU();
@@ -343,11 +358,13 @@ TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
     for (std::size_t i = 0; i < q.rows; i += 7) std::copy_n(train.row(i * 3331), d, q.row(i));  // exact hits, some tied
     for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
-      for (const char* fused : {"", "0"}) {
-        const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
-        expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
-                         "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused);
-      }
+      for (const char* fused : {"", "0"})
+        for (const char* fp16 : {"", "0"}) {
+          if (*fused && *fp16) continue;
+          const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused), operands("KNN_GPU_FP16", fp16);
+          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
+                           "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
+        }
     }
   }
 }

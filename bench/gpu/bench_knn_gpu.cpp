@@ -211,9 +211,10 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
 
 // The GPU rows of a table: fp32 (products from split operands on TF32 tensor cores), fp32 with
 // cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), tf32 (the default
-// path), tf32 with the products written (KNN_GPU_FUSED=0) and tf32 with products and candidates
-// in one kernel (KNN_GPU_FUSED=1: l2 with up to 128 product terms, so neither of the last two
-// rows is Fashion-MNIST's, with 784 features).
+// path), tf32 with the products written (KNN_GPU_FUSED=0), tf32 with products and candidates
+// in one kernel (KNN_GPU_FUSED=1: l2 with up to 128 product terms) and that kernel on TF32
+// operands instead of its default FP16 ones (KNN_GPU_FP16=0). The last three rows are not
+// Fashion-MNIST's: with 784 features its products are always written.
 struct Variant {
   knn::Precision p;
   const char* env;  // set to "0" or "1" for the row, or null
@@ -224,7 +225,8 @@ constexpr Variant kVariants[] = {{knn::Precision::fp32, nullptr, nullptr, "fp32"
                                  {knn::Precision::fp32, "KNN_GPU_SGEMM", "1", "fp32, cuBLAS float32 product"},
                                  {knn::Precision::tf32, nullptr, nullptr, "tf32"},
                                  {knn::Precision::tf32, "KNN_GPU_FUSED", "0", "tf32, products written (KNN_GPU_FUSED=0)"},
-                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"}};
+                                 {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"},
+                                 {knn::Precision::tf32, "KNN_GPU_FP16", "0", "tf32, fused pass on TF32 operands (KNN_GPU_FP16=0)"}};
 class EnvScope {
  public:
   explicit EnvScope(const Variant& v) : name_(v.env) {
@@ -253,7 +255,7 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
   std::printf("\n| Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5 | time (ms) | accuracy | neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|---|\n");
   for (const Variant& v : kVariants)
     for (bool resident : {false, true}) {
-      if (v.env && std::string(v.env) == "KNN_GPU_FUSED") continue;  // does not apply: 784 features
+      if (v.env && std::string(v.env) != "KNN_GPU_SGEMM") continue;  // does not apply: 784 features
       const EnvScope env(v);
       knn::Neighbors nb;
       std::vector<int> pred(q.rows);
@@ -297,12 +299,12 @@ constexpr std::size_t kScalingMaxBytes = std::size_t{8} << 30;
 
 void scaling() {
   std::mt19937_64 rng(2);
-  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | tf32 products written, KNN_GPU_FUSED=0 (ms) | tf32 fused, KNN_GPU_FUSED=1 (ms) | peak device memory, fp32 / tf32 / fused (MiB) |\n|---|---|---|---|---|---|---|\n");
+  std::printf("\n| n | d | 1,000 queries, k = 10, training rows on the GPU, fp32 (ms) | tf32 (ms) | tf32 products written, KNN_GPU_FUSED=0 (ms) | tf32 fused, KNN_GPU_FUSED=1 (ms) | fused on TF32 operands, KNN_GPU_FP16=0 (ms) | peak device memory, fp32 / tf32 / fused (MiB) |\n|---|---|---|---|---|---|---|---|\n");
   for (std::size_t n : {10000u, 100000u, 1000000u, 10000000u})
     for (std::size_t d : {16u, 64u, 128u, 1024u}) {
       const std::size_t bytes = n * d * sizeof(float);
       if (bytes > kScalingMaxBytes) {
-        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
+        std::printf("| %zu | %zu | (not run: %.0f GiB of training rows) | | | | | |\n", n, d, static_cast<double>(bytes) / (1u << 30));
         continue;
       }
       const auto train = uniform(n, d, rng);
@@ -316,8 +318,12 @@ void scaling() {
       const GpuRow o = row(knn::Precision::tf32);
       setenv("KNN_GPU_FUSED", "1", 1);
       const GpuRow w = row(knn::Precision::tf32);
+      setenv("KNN_GPU_FP16", "0", 1);
+      const GpuRow h = row(knn::Precision::tf32);
+      unsetenv("KNN_GPU_FP16");
       unsetenv("KNN_GPU_FUSED");
-      std::printf("| %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", n, d, f.ms, t.ms, o.ms, w.ms, f.mib, t.mib, w.mib);
+      std::printf("| %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", n, d, f.ms, t.ms, o.ms, w.ms, h.ms, f.mib, t.mib,
+                  w.mib);
     }
 }
 
@@ -348,6 +354,10 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
   setenv("KNN_GPU_FUSED", "0", 1);
   search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
   unsetenv("KNN_GPU_FUSED");
+  std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 10, tf32, fused pass on TF32 operands (KNN_GPU_FP16=0):\n");
+  setenv("KNN_GPU_FP16", "0", 1);
+  search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
+  unsetenv("KNN_GPU_FP16");
   unsetenv("KNN_GPU_TIMING");
 }
 

@@ -2,6 +2,7 @@
 // What the GPU stages share: checked CUDA calls, device and page-locked memory that frees itself,
 // and the context a backend keeps between calls (its stream, cuBLAS handle and buffers).
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -129,7 +130,7 @@ struct GpuContext {
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
-        f(sample_exclude), f(max_tn);
+        f(sample_exclude), f(max_tn), f(half_rows);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -180,6 +181,7 @@ struct GpuContext {
   DeviceArray<float> sample_up, sample_dn;
   DeviceArray<std::int64_t> sample_exclude;
   DeviceArray<float> max_tn;  // the fused pass's largest squared norm of the training rows
+  DeviceArray<__half> half_rows;  // the fused pass's FP16 operands: the training rows scaled (fp16_rows)
 };
 
 }  // namespace knn::cuda
