@@ -358,6 +358,15 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
   setenv("KNN_GPU_FP16", "0", 1);
   search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
   unsetenv("KNN_GPU_FP16");
+  // k = 1,000 through the fused pass (not the default there), on both kinds of operands.
+  setenv("KNN_GPU_FUSED", "1", 1);
+  for (const char* fp16 : {"1", "0"}) {
+    std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 1000, tf32, fused (KNN_GPU_FUSED=1, KNN_GPU_FP16=%s):\n", fp16);
+    setenv("KNN_GPU_FP16", fp16, 1);
+    search(knn::Device::cuda, knn::Precision::tf32, st, sq, 1000, sres.get());
+  }
+  unsetenv("KNN_GPU_FP16");
+  unsetenv("KNN_GPU_FUSED");
   unsetenv("KNN_GPU_TIMING");
 }
 

@@ -948,7 +948,8 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 // take more time than the tensor cores do. Here a block holds the operand rows of 256 queries in
 // shared memory, streams the training rows through in stages of 128 (cp.async, in chunks of 32
 // terms through a ring of four buffers), takes each 256 x 128 product on tensor cores (mma.sync
-// m16n8k8, TF32; 16 warps of 64 x 32) and tests every pair's lower bound against tau at once: no
+// m16n8k8 on TF32 operands, or m16n8k16 on FP16 ones; 16 warps of 64 x 32) and tests every pair's
+// lower bound against tau at once: no
 // product leaves the SM. tau must be known first; it comes from a cuBLAS product with every
 // stride-th training row (fused_stride()).
 //
@@ -960,6 +961,8 @@ void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, in
 // shared-memory loads; a 64 x 32 warp tile reads half as much shared memory a product step,
 // and took the pass to 21.1 ms (about 120 TFLOPS; mma.sync's own TF32 peak measured 319 TFLOPS on
 // this GPU). A version on Hopper's wgmma (commit a476f27) was no faster than the 8-warp one.
+// FP16 operands (TF32 searches, below) then took it to 14.3 ms: twice the MMA rate, half the
+// shared-memory bytes, and half the barriers (64-term chunks).
 // It also keeps less device memory than the written products: a tile holds only the sample's.
 //
 // The product is the same sum as cuBLAS's in another order: the bounds hold for any order
@@ -1760,8 +1763,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
   // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more,
   // where it measured faster than writing the products (H200, 1,000 queries, k = 10, at 10^6 and
-  // 10^7 rows: d = 16, 1.68 / 11.53 ms against 2.60 / 28.85; d = 64, 2.06 / 15.80 against 2.83 /
-  // 30.31; d = 128, 2.96 / 28.47 against 3.04 / 34.99). Below 10^6 rows it was no faster.
+  // 10^7 rows, FP16 operands: d = 16, 1.62 / 12.13 ms against 2.59 / 28.48; d = 64, 1.81 / 14.19
+  // against 2.80 / 30.15; d = 128, 2.79 / 20.71 against 3.12 / 34.87). Below 10^6 rows it was no
+  // faster.
   // KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
