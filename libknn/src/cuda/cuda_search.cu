@@ -1143,12 +1143,15 @@ __global__ void fp16_rows(const float* t, std::int64_t n, int d, int kh, const f
 // u|x| + h (u = 2^-11; h = 2^-25, half the spacing of FP16's subnormals, under 2^-14), so a term's
 // product is off by at most (2u + u^2)|xq xt| + h (1 + u)(|xq| + |xt|) + h^2 (products of FP16
 // values are exact in float). The first part is within the TF32 bound's 2^-9 (c, with its float
-// accumulation); the rest, summed over d terms with |x|_1 <= sqrt(d) |x| and |xq| <= R_q =
-// sqrt(qn) 2^(15 - e_q) (R_t likewise), is A = 2^g (h (1 + u) sqrt(d) (R_q + R_t) + d h^2), taken
-// 1.01 times for its share of the accumulation's error. The squared distance's bound adds 2A, the
-// float unscaling of v (exact unless it underflows: 2^-149 at most, doubled) and l2_abs. A query
-// whose g leaves float's range (products past 2^120) gets abs = +inf: every row is its candidate,
-// and the second round ranks them.
+// accumulation), which allows for inputs truncated to TF32: rounding to nearest leaves 2^-10 of it
+// free, far more than a tensor core's alignment of a k-step's 16 products to the largest, with
+// truncation, can lose (16 x 2^-23 of the largest). The rest, summed over d terms with
+// |x|_1 <= sqrt(d) |x| and |xq| <= R_q = sqrt(qn) 2^(15 - e_q) (R_t likewise), is
+// A = 2^g (h (1 + u) sqrt(d) (R_q + R_t) + d h^2), taken 1.01 times for its share of the
+// accumulation's error. The squared distance's bound adds 2A, the float unscaling of v (exact
+// unless it underflows: 2^-149 at most, doubled) and l2_abs. A query whose g leaves float's range
+// (products past 2^120) gets abs = +inf: every row is its candidate, and the second round ranks
+// them.
 struct Fp16Limits {
   float scale;  // 2^(15 - e_q)
   float inv2;   // -2^(g + 1)
