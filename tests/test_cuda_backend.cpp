@@ -345,7 +345,8 @@ TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
 // with 16 and 128 features (one chunk of terms a stage, and two of FP16 or four of TF32
 // operands), rows repeated so that ties cross its blocks and stages, and queries that are
 // training rows: the default (FP16 operands), TF32 operands (KNN_GPU_FP16=0) and the written
-// products (KNN_GPU_FUSED=0), against the CPU backend.
+// products (KNN_GPU_FUSED=0), and the default with the training rows prepared (which keeps their
+// FP16 operands), against the CPU backend.
 TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -365,6 +366,18 @@ TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
           expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
                            "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
         }
+      knn::BackendOptions o;
+      o.device = knn::Device::cuda;
+      o.precision = knn::Precision::tf32;
+      const auto b = knn::make_backend(o);
+      const auto prepared = b->prepare(train);
+      ASSERT_NE(prepared, nullptr) << "10^6 x " << d << " is kept on the GPU";
+      knn::SearchRequest r;
+      r.train = &train;
+      r.queries = &q;
+      r.k = k;
+      r.prepared = prepared.get();
+      expect_identical(knn::search(*b, r), cpu, "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + ", prepared");
     }
   }
 }

@@ -798,35 +798,57 @@ bool split_products(int device) {
 
 // Training rows and their squared norms in device memory; for float32 searches on tensor cores,
 // their TF32 parts too (three times the rows' bytes more).
+// The fused pass (fused_collect, below) takes l2 products of at most kFusedMaxTerms terms, and by
+// default only against kFusedDefaultRows training rows or more.
+constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
+constexpr std::int64_t kFusedDefaultRows = 1000000;
+// Halves an FP16 training row takes: d rounded up to 8, so that rows start 16-byte aligned.
+constexpr int fp16_pitch(int d) { return (d + 7) / 8 * 8; }
+// What the fused pass reads of the training rows besides them: their largest squared norm
+// (rounded up) into max_tn, and with `half` their FP16 operands (fp16_rows) into rows_h; queued on
+// st, with `temp` for the reduction.
+void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
+                        DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st);
+
 class DeviceTrain final : public PreparedTrain {
  public:
-  DeviceTrain(const Matrix& train, int device, bool with_split) : device_(device), rows_(train.rows), cols_(train.cols) {
+  DeviceTrain(const Matrix& train, int device, bool with_split, bool with_half)
+      : device_(device), rows_(train.rows), cols_(train.cols) {
     KNN_CUDA(cudaSetDevice(device));
     rows.resize(train.values.size());
     KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
-    finish(with_split);
+    finish(with_split, with_half);
   }
   // From rows already on the device (taken from `values`), once the work on `st` has finished.
-  DeviceTrain(DeviceArray<float>& values, std::size_t n, std::size_t d, int device, bool with_split, cudaStream_t st)
+  DeviceTrain(DeviceArray<float>& values, std::size_t n, std::size_t d, int device, bool with_split, bool with_half, cudaStream_t st)
       : device_(device), rows_(n), cols_(d) {
     KNN_CUDA(cudaSetDevice(device));
     KNN_CUDA(cudaStreamSynchronize(st));
     rows.swap(values);
-    finish(with_split);
+    finish(with_split, with_half);
   }
   bool fits(const Matrix& m, int device) const { return device == device_ && m.rows == rows_ && m.cols == cols_; }
   DeviceArray<float> rows;
   DeviceArray<float> split;  // n x 3d, [hi | lo | hi], or empty
   TrainNorms norms;
+  // For TF32 searches that take the fused pass by default (keeps_half): the largest squared norm
+  // and the FP16 operands, made once here instead of in every search; else empty.
+  DeviceArray<float> max_tn;
+  DeviceArray<__half> half;
 
  private:
-  void finish(bool with_split) {
+  void finish(bool with_split, bool with_half) {
     const auto n = static_cast<std::int64_t>(rows_);
     const int d = static_cast<int>(cols_);
     norms.compute(rows.get(), n, d, 0);
     if (with_split) {
       split.resize(rows_ * cols_ * 3);
       split_rows(rows.get(), n, d, false, split.get(), 0);
+    }
+    if (with_half) {
+      DeviceArray<unsigned char> temp;
+      prepare_fused_rows(rows.get(), norms, n, d, true, temp, max_tn, half, 0);
+      KNN_CUDA(cudaDeviceSynchronize());  // before temp goes
     }
     KNN_CUDA(cudaDeviceSynchronize());
   }
@@ -841,24 +863,32 @@ bool keeps_split(const BackendOptions& options, int device) {
   return options.precision == Precision::fp32 && split_products(device);
 }
 
+// Whether they keep their FP16 operands too: TF32 searches of the shapes where the fused pass is
+// the default for small k (2 bytes a value more, against 4 more a value for the float32 parts).
+bool keeps_half(const BackendOptions& options, std::size_t rows, std::size_t cols) {
+  return options.precision == Precision::tf32 && cols <= static_cast<std::size_t>(kFusedMaxTerms) &&
+         rows >= static_cast<std::size_t>(kFusedDefaultRows);
+}
+
 bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, int device) {
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaSetDevice(device));
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, device) ? 4 : 1) + rows * TrainNorms::row_bytes;
+  const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, device) ? 4 : 1) + rows * TrainNorms::row_bytes +
+                            (keeps_half(options, rows, cols) ? rows * fp16_pitch(static_cast<int>(cols)) * sizeof(__half) : 0);
   return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
 }
 
 std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device) {
   if (!gpu_keeps(train.rows, train.cols, options, device)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device, keeps_split(options, device));
+  return std::make_shared<DeviceTrain>(train, device, keeps_split(options, device), keeps_half(options, train.rows, train.cols));
 }
 
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
                                                         const BackendOptions& options, int device, cudaStream_t st) {
-  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, device), st);
+  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, device), keeps_half(options, rows, cols), st);
 }
 
 GpuContext::GpuContext(int device_id) : device(device_id) {
@@ -975,7 +1005,6 @@ constexpr int kFusedQueries = 256;   // queries a block (their operand rows stay
 constexpr int kFusedRows = 128;      // training rows a stage
 constexpr int kFusedChunk = 32;      // product terms a chunk of a stage (the unit of the copy ring)
 constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
-constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
 constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
 
 // FP16 operands (TF32 searches, by default): the same 10 mantissa bits as TF32 at twice mma.sync's
@@ -1134,6 +1163,21 @@ __global__ void fp16_rows(const float* t, std::int64_t n, int d, int kh, const f
     for (int e = 0; e < 4; ++e) v[e] = f + e < d ? t[j * d + f + e] * scale : 0.0f;
     reinterpret_cast<uint2*>(out)[i] = make_uint2(fp16_pair(v[0], v[1]), fp16_pair(v[2], v[3]));
   }
+}
+
+void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
+                        DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st) {
+  max_tn.resize(1);
+  std::size_t temp_bytes = 0;
+  check_prim(knn::prim::reduce_max(nullptr, temp_bytes, norms.up.get(), max_tn.get(), n, st));
+  temp.resize(temp_bytes);
+  check_prim(knn::prim::reduce_max(temp.get(), temp_bytes, norms.up.get(), max_tn.get(), n, st));
+  if (!half) return;
+  const int kh = fp16_pitch(d);
+  rows_h.resize(static_cast<std::size_t>(n) * kh);
+  fp16_rows<<<blocks_for(std::min<std::int64_t>(n * (kh / 4), std::int64_t{1} << 24), 256), 256, 0, st>>>(rows, n, d, kh, max_tn.get(),
+                                                                                                    rows_h.get());
+  KNN_LAUNCHED(fp16_rows);
 }
 
 // A query's FP16 scaling, and what its products' bound must add. With e_q = fp16_exponent(qn) and
@@ -1773,13 +1817,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int stride = fused_stride(k, n);
   const char* fused_env = std::getenv("KNN_GPU_FUSED");
   const bool fused_fits = fast && metric == 0 && (tf32 || split) && kdim <= kFusedMaxTerms;
-  const bool fused_pays = tf32 && k <= 10 && n >= 1000000;
+  const bool fused_pays = tf32 && k <= 10 && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (fused_env && *fused_env ? std::string(fused_env) == "1" : fused_pays);
   // A TF32 fused pass takes FP16 operands (fused_fp16_limits): the same 10 mantissa bits as TF32,
   // at twice the rate. KNN_GPU_FP16=0 keeps TF32 operands, for comparison.
   const char* fp16_env = std::getenv("KNN_GPU_FP16");
   const bool fp16 = fused && tf32 && !(fp16_env && std::string(fp16_env) == "0");
-  const int kh = (d + 7) / 8 * 8;  // halves an FP16 training row takes
+  const int kh = fp16_pitch(d);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
   // same): cuBLAS takes a slower kernel for an odd count (H200, TF32, 10^4 queries x 166,667
@@ -1881,6 +1925,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     b.exclude = req.exclude ? ctx.sample_exclude.get() : nullptr;
     return b;
   };
+  const float* d_max_tn = nullptr;  // the fused path's (FusedPlan)
+  const __half* d_half = nullptr;
   if (fused) {
     ctx.sample_tn.resize(static_cast<std::size_t>(n_s));
     ctx.sample_up.resize(static_cast<std::size_t>(n_s));
@@ -1891,18 +1937,17 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                                          ctx.sample_up.get(), ctx.sample_dn.get(), req.exclude ? ctx.exclude.get() : nullptr,
                                                          nq, ctx.sample_exclude.get());
     KNN_LAUNCHED(take_sample);
-    // The largest squared norm, rounded up (fused_cheap_limit).
-    ctx.max_tn.resize(1);
-    std::size_t temp_bytes = 0;
-    check_prim(knn::prim::reduce_max(nullptr, temp_bytes, norms->up.get(), ctx.max_tn.get(), n, st));
-    ctx.temp.resize(temp_bytes);
-    check_prim(knn::prim::reduce_max(ctx.temp.get(), temp_bytes, norms->up.get(), ctx.max_tn.get(), n, st));
-    if (fp16) {
-      ctx.half_rows.resize(static_cast<std::size_t>(n) * kh);
-      fp16_rows<<<blocks_for(std::min<std::int64_t>(n * (kh / 4), std::int64_t{1} << 24), 256), 256, 0, st>>>(d_train, n, d, kh, ctx.max_tn.get(),
-                                                                                                        ctx.half_rows.get());
-      KNN_LAUNCHED(fp16_rows);
+    // The largest squared norm, rounded up (fused_cheap_limit), and the FP16 operands: kept with
+    // the prepared rows, or made now.
+    if (prepared && prepared->max_tn.get()) {
+      d_max_tn = prepared->max_tn.get();
+      d_half = prepared->half.get();
+    } else {
+      prepare_fused_rows(d_train, *norms, n, d, fp16, ctx.temp, ctx.max_tn, ctx.half_rows, st);
+      d_max_tn = ctx.max_tn.get();
+      d_half = ctx.half_rows.get();
     }
+    if (!fp16) d_half = nullptr;
   }
 
   std::vector<std::int64_t> offsets;
@@ -1971,7 +2016,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                                   static_cast<int>(s_pitch), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
           sample = make_sample_bounds(c0, ctx.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, fp16 ? ctx.half_rows.get() : nullptr, kdim, kh, &sample, ctx.max_tn.get()};
+          plan = FusedPlan{b, a, d_half, kdim, kh, &sample, d_max_tn};
         } else {
           check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
                                   CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
@@ -1996,8 +2041,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
-      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, fp16 ? ctx.half_rows.get() : nullptr,
-                            kdim, kh, nullptr, ctx.max_tn.get()};
+      const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, d_half, kdim, kh, nullptr, d_max_tn};
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
                          train, queries, finished, timer.on());
       undelivered = true;
