@@ -335,3 +335,167 @@ TEST(CudaScale, ModelsScaleOnTheGpu) {
     EXPECT_TRUE(a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b))) << "query " << i << ": " << a << " vs " << b;
   }
 }
+
+namespace {
+
+knn::Neighbors search_with(const knn::Backend& b, const knn::Matrix& train, const knn::Matrix& queries, std::size_t k,
+                           knn::Metric m, const knn::Scaler* scaler) {
+  knn::SearchRequest r;
+  r.train = &train;
+  r.queries = &queries;
+  r.k = k;
+  r.metric = m;
+  r.scaler = scaler;
+  return knn::search(b, r);
+}
+
+std::shared_ptr<const knn::Backend> gpu_backend(knn::Precision p, std::size_t budget) {
+  knn::BackendOptions o;
+  o.device = knn::Device::cuda;
+  o.precision = p;
+  o.device_memory_budget = budget;
+  return knn::make_backend(o);
+}
+
+}  // namespace
+
+// Queries given unscaled with the scaler in the request: the GPU scales them in device memory as
+// they arrive, and every search equals the CPU's among the same rows with the host's scaled
+// queries, bit for bit; the caller's queries stay as they were. Budgets of 2 MiB and 256 KiB make
+// many tiles of queries, and training rows searched in parts (each part scales the queries again).
+TEST(CudaScale, SearchesScaleTheQueriesOnTheGpu) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto cpu = knn::make_backend({knn::Device::cpu});
+  const std::size_t shapes[][3] = {{1, 1, 3}, {3000, 12, 700}, {2000, 130, 300}};
+  for (const auto& s : shapes)
+    for (const auto kind : {knn::Scaling::minmax, knn::Scaling::standard}) {
+      const Data d = random_columns(s[0], s[1], s[2], s[0] % kinds, rng);
+      knn::Scaler scaler(kind);
+      const knn::Matrix train = scaler.fit_transform(d.train);
+      knn::Matrix scaled = d.queries;
+      scaler.transform(scaled);
+      for (const auto m : {knn::Metric::l2, knn::Metric::l1, knn::Metric::cosine})
+        for (const std::size_t k : {std::size_t{1}, std::size_t{7}, std::size_t{300}}) {
+          if (k > train.rows) continue;
+          const knn::Neighbors want = search_with(*cpu, train, scaled, k, m, nullptr);
+          for (const auto p : {knn::Precision::fp32, knn::Precision::tf32})
+            for (const std::size_t budget : {std::size_t{0}, std::size_t{2} << 20, std::size_t{256} << 10})
+              for (const char* fused : {"", "1"}) {
+                if (*fused && (m != knn::Metric::l2 || k > 10 || budget)) continue;  // the fused pass: l2, small k
+                const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
+                const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + ", " + std::to_string(s[2]) + " queries, " +
+                                         knn::to_string(kind) + ", " + knn::to_string(m) + ", k=" + std::to_string(k) +
+                                         (p == knn::Precision::tf32 ? ", tf32" : ", fp32") + ", budget " + std::to_string(budget) +
+                                         (*fused ? ", KNN_GPU_FUSED=1" : "");
+                SCOPED_TRACE(what);
+                knn::Matrix before = d.queries;
+                const knn::Neighbors got = search_with(*gpu_backend(p, budget), train, d.queries, k, m, &scaler);
+                ASSERT_EQ(got.index, want.index);
+                ASSERT_TRUE(same_bits(got.distance, want.distance));
+                ASSERT_TRUE(same_bits(d.queries.values, before.values)) << "the caller's queries changed";
+              }
+        }
+    }
+}
+
+// 6,000 copies of one training row: a query there has more candidates than a block ranks in
+// shared memory, so the host ranks them, with the query as the device scaled it.
+TEST(CudaScale, HostRankedQueriesAreTheScaledOnes) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  knn::Matrix raw = knn::test::random_matrix(9000, 24, rng, -50.0f, 300.0f);
+  for (std::size_t i = 0; i < raw.rows; i += 3)
+    if (i / 3 < 6000) std::copy_n(raw.row(1), raw.cols, raw.row(i));
+  knn::Matrix q(3, raw.cols);
+  std::copy_n(raw.row(1), raw.cols, q.row(0));
+  std::copy_n(raw.row(2), raw.cols, q.row(1));
+  for (std::size_t j = 0; j < q.cols; ++j) q(2, j) = 0.5f;
+  knn::Scaler scaler(knn::Scaling::minmax);
+  const knn::Matrix train = scaler.fit_transform(raw);
+  knn::Matrix scaled = q;
+  scaler.transform(scaled);
+  const auto cpu = knn::make_backend({knn::Device::cpu});
+  for (const auto p : {knn::Precision::fp32, knn::Precision::tf32})
+    for (const std::size_t k : {std::size_t{3}, std::size_t{2048}}) {
+      SCOPED_TRACE("k=" + std::to_string(k) + (p == knn::Precision::tf32 ? ", tf32" : ", fp32"));
+      const knn::Neighbors want = search_with(*cpu, train, scaled, k, knn::Metric::l2, nullptr);
+      const knn::Neighbors got = search_with(*gpu_backend(p, 0), train, q, k, knn::Metric::l2, &scaler);
+      ASSERT_EQ(got.index, want.index);
+      ASSERT_TRUE(same_bits(got.distance, want.distance));
+    }
+}
+
+// A query value that overflows once scaled makes the search throw the host's ScaleOverflow (lowest
+// row, then lowest column; the same message), with no result, from whichever tile or part holds
+// it; a model on the GPU throws what a model on the CPU throws.
+TEST(CudaScale, SearchesThrowTheHostsScaleOverflow) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  knn::Matrix raw = knn::test::random_matrix(3000, 4, rng);
+  for (std::size_t i = 0; i < raw.rows; ++i) raw(i, 1) = raw(i, 2) = i % 2 ? 1e-30f : 0.0f;  // range 1e-30
+  knn::Scaler scaler(knn::Scaling::minmax);
+  const knn::Matrix train = scaler.fit_transform(raw);
+  knn::Matrix q = knn::test::random_matrix(5000, 4, rng);
+  for (std::size_t i = 0; i < q.rows; ++i) q(i, 1) = q(i, 2) = 0.0f;
+  q(4444, 1) = 1e30f;   // a lower column, a later row
+  q(3333, 2) = -1e30f;  // the one reported
+  q(3333, 3) = 1e30f;   // range about 2: no overflow
+  std::string host_message;
+  try {
+    knn::Matrix h = q;
+    scaler.transform(h);
+    FAIL() << "the host's transform did not throw";
+  } catch (const knn::ScaleOverflow& e) {
+    ASSERT_EQ(e.row, 3333u);
+    ASSERT_EQ(e.col, 2u);
+    host_message = e.what();
+  }
+  for (const auto p : {knn::Precision::fp32, knn::Precision::tf32})
+    for (const std::size_t budget : {std::size_t{0}, std::size_t{2} << 20, std::size_t{256} << 10}) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + (p == knn::Precision::tf32 ? ", tf32" : ", fp32"));
+      try {
+        search_with(*gpu_backend(p, budget), train, q, 5, knn::Metric::l2, &scaler);
+        ADD_FAILURE() << "the search did not throw";
+      } catch (const knn::ScaleOverflow& e) {
+        EXPECT_EQ(e.row, 3333u);
+        EXPECT_EQ(e.col, 2u);
+        EXPECT_EQ(bits_of(e.value), bits_of(-1e30f));
+        EXPECT_EQ(e.what(), host_message);
+      }
+      // The same backend's next search, without the overflow, is whole.
+      knn::Matrix fine = q;
+      fine(4444, 1) = fine(3333, 2) = 0.0f;
+      knn::Matrix scaled = fine;
+      scaler.transform(scaled);
+      const knn::Neighbors want = search_with(*knn::make_backend({knn::Device::cpu}), train, scaled, 5, knn::Metric::l2, nullptr);
+      const auto gpu = gpu_backend(p, budget);
+      EXPECT_THROW(search_with(*gpu, train, q, 5, knn::Metric::l2, &scaler), knn::ScaleOverflow);
+      const knn::Neighbors got = search_with(*gpu, train, fine, 5, knn::Metric::l2, &scaler);
+      EXPECT_EQ(got.index, want.index);
+      EXPECT_TRUE(same_bits(got.distance, want.distance));
+    }
+  std::vector<std::string> messages;
+  for (const auto dev : {knn::Device::cpu, knn::Device::cuda}) {
+    knn::ModelParams params;
+    params.k = 3;
+    params.backend.device = dev;
+    knn::KnnRegressor model(params);
+    model.fit(raw, std::vector<double>(raw.rows, 1.0));
+    try {
+      model.predict(q);
+      ADD_FAILURE() << "predict did not throw on " << knn::to_string(dev);
+    } catch (const knn::ScaleOverflow& e) {
+      messages.push_back(e.what());
+    }
+  }
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[1], messages[0]);
+  EXPECT_EQ(messages[0], host_message);
+}

@@ -181,6 +181,59 @@ TEST(Search, ValidatesKAndDimensions) {
   EXPECT_THROW(knn::search(*b, r), knn::Error);
 }
 
+// A scaler in the request: the search takes scaler.transform(queries), bit for bit, leaves the
+// caller's queries as they were, and throws the transform's errors.
+TEST(Search, ScalerInTheRequestScalesTheQueries) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto b = knn::make_backend({knn::Device::cpu});
+  const knn::Matrix raw = knn::test::random_matrix(500, 6, rng, -40.0f, 900.0f);
+  const knn::Matrix q = knn::test::random_matrix(60, 6, rng, -100.0f, 1000.0f);
+  for (const auto kind : {knn::Scaling::minmax, knn::Scaling::standard, knn::Scaling::none}) {
+    SCOPED_TRACE(knn::to_string(kind));
+    knn::Scaler scaler(kind);
+    const knn::Matrix train = scaler.fit_transform(raw);
+    knn::Matrix scaled = q;
+    scaler.transform(scaled);
+    for (const auto m : kMetrics) {
+      knn::SearchRequest r;
+      r.train = &train;
+      r.queries = &q;
+      r.k = 9;
+      r.metric = m;
+      r.scaler = &scaler;
+      const knn::Matrix before = q;
+      const knn::Neighbors got = knn::search(*b, r);
+      EXPECT_EQ(q.values, before.values);
+      expect_same(got, reference(train, scaled, 9, m), seed);
+    }
+  }
+  // A value far outside a tiny training range overflows once scaled; a scaler of other width.
+  knn::Matrix tiny(2, 2);
+  tiny.values = {0.0f, 0.0f, 1e-30f, 1.0f};
+  knn::Scaler scaler(knn::Scaling::minmax);
+  const knn::Matrix train = scaler.fit_transform(tiny);
+  knn::Matrix far(3, 2);
+  far(2, 0) = 1e30f;
+  knn::SearchRequest r;
+  r.train = &train;
+  r.queries = &far;
+  r.k = 1;
+  r.scaler = &scaler;
+  try {
+    knn::search(*b, r);
+    FAIL() << "no ScaleOverflow";
+  } catch (const knn::ScaleOverflow& e) {
+    EXPECT_EQ(e.row, 2u);
+    EXPECT_EQ(e.col, 0u);
+  }
+  knn::Scaler wide(knn::Scaling::minmax);
+  wide.fit(knn::test::random_matrix(4, 3, rng));
+  r.queries = &tiny;
+  r.scaler = &wide;
+  EXPECT_THROW(knn::search(*b, r), knn::Error);
+}
+
 TEST(Backend, CpuAlwaysExistsAndCudaIsExplained) {
   EXPECT_STREQ(knn::make_backend({knn::Device::cpu})->name(), "cpu");
   if (!knn::cuda_available()) {

@@ -47,6 +47,12 @@ struct SearchRequest {
   /// Optional, one per query: a training row that query may not take as neighbour (-1: none).
   /// Leave-one-out passes each row's own index.
   const std::int64_t* exclude = nullptr;
+  /// Optional: a fitted scaler that `queries` are given unscaled to (`train` is scaled already).
+  /// The search takes scaler->transform(queries) in their place, bit for bit, and throws its
+  /// ScaleOverflow (lowest row, then lowest column) with no result. The GPU scales the queries in
+  /// device memory as they arrive; knn::search() scales them on the host for a backend that does
+  /// not (Backend::scales_queries).
+  const Scaler* scaler = nullptr;
 };
 
 /// Where the work runs. Every backend returns the same neighbours and distances, bit for bit, and
@@ -55,7 +61,15 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
+  /// Runs a request that knn::search() has validated. A request with a scaler reaches it only
+  /// where scales_queries() is true for it.
   virtual Neighbors search(const SearchRequest& request) const = 0;
+  /// Whether search() applies SearchRequest::scaler itself, for these queries; the default: no.
+  virtual bool scales_queries(const Scaler& scaler, const Matrix& queries) const {
+    (void)scaler;
+    (void)queries;
+    return false;
+  }
   /// Keeps `train` ready for searches (the GPU uploads it once); nullptr where that gains nothing.
   virtual std::shared_ptr<const PreparedTrain> prepare(const Matrix& train) const {
     (void)train;

@@ -264,9 +264,11 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   // Searches `queries` among `train` (already scaled) once per metric at kmax, then predicts
   // every k for every weight function. `held` maps query rows to rows of cls_all / y_all.
   // `prepared`: train as the backend keeps it, from fit_scaler_prepared, or null to prepare it here.
+  // `query_scaler`: where set, `queries` are unscaled and each search scales them (SearchRequest).
   auto predict_all = [&](const Matrix& train, const std::vector<std::size_t>& train_rows, const Matrix& queries,
                          const std::vector<std::int64_t>* exclude, std::vector<std::vector<int>>& pc,
-                         std::vector<std::vector<double>>& py, std::shared_ptr<const PreparedTrain> prepared = nullptr) {
+                         std::vector<std::vector<double>>& py, std::shared_ptr<const PreparedTrain> prepared = nullptr,
+                         const Scaler* query_scaler = nullptr) {
     // Sharded: train_rows are this rank's rows of the fold's training part, by global index.
     const std::vector<std::int64_t> keys(train_rows.begin(), train_rows.end());
     std::vector<int> tc;
@@ -286,6 +288,7 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       req.k = kmax;
       req.metric = opt.metrics[mi];
       req.exclude = exclude ? exclude->data() : nullptr;
+      req.scaler = query_scaler;
       Neighbors nb;
       const int* nc = tc.data();
       const double* ny = ty.data();
@@ -390,16 +393,22 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
         train = backend->fit_scaler_prepared(sc, take_rows(data.features, rest), prepared);
         q = take_rows(data.features, {i});
       }
-      collective(comm, [&] {
+      if (sharded) {
+        collective(comm, [&] {
+          try {
+            sc.transform(q);
+          } catch (const ScaleOverflow& e) {
+            throw mine ? at_cell(e, data, i - data.row_offset) : Error("");
+          }
+        });
+        predict_all(train, rest, q, nullptr, pc, py, prepared);
+      } else {
         try {
-          if (sharded) sc.transform(q);
-          else backend->scale(sc, q);
+          predict_all(train, rest, q, nullptr, pc, py, prepared, &sc);  // the search scales the query
         } catch (const ScaleOverflow& e) {
-          if (!sharded) throw at_cell(e, data, i);
-          throw mine ? at_cell(e, data, i - data.row_offset) : Error("");
+          throw at_cell(e, data, i);
         }
-      });
-      predict_all(train, rest, q, nullptr, pc, py, prepared);
+      }
       place({i});
       if (opt.progress) opt.progress(++done, n);
     }
@@ -442,20 +451,31 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       }
       if (test) q = test->features;
       else if (!sharded) q = take_rows(data.features, f.test);
-      collective(comm, [&] {
+      // A query value that overflows once scaled: the cell of the file it came from.
+      const auto at_query = [&](const ScaleOverflow& e) {
+        const Dataset& src = test ? *test : data;
+        const std::size_t row = test ? e.row : f.test[e.row];
+        if (!sharded || test) return at_cell(e, src, row);
+        // The row may be another rank's: the rank that holds it names its line.
+        const bool mine = row >= data.row_offset && row < data.row_offset + local_n;
+        return mine ? at_cell(e, data, row - data.row_offset) : Error("");
+      };
+      if (sharded) {
+        collective(comm, [&] {
+          try {
+            sc.transform(q);
+          } catch (const ScaleOverflow& e) {
+            throw at_query(e);
+          }
+        });
+        predict_all(train, train_rows, q, nullptr, pc, py, prepared);
+      } else {
         try {
-          if (sharded) sc.transform(q);
-          else backend->scale(sc, q);
+          predict_all(train, train_rows, q, nullptr, pc, py, prepared, &sc);  // the search scales the queries
         } catch (const ScaleOverflow& e) {
-          const Dataset& src = test ? *test : data;
-          const std::size_t row = test ? e.row : f.test[e.row];
-          if (!sharded || test) throw at_cell(e, src, row);
-          // The row may be another rank's: the rank that holds it names its line.
-          const bool mine = row >= data.row_offset && row < data.row_offset + local_n;
-          throw mine ? at_cell(e, data, row - data.row_offset) : Error("");
+          throw at_query(e);
         }
-      });
-      predict_all(train, train_rows, q, nullptr, pc, py, prepared);
+      }
       for (std::size_t c = 0; c < combos; ++c) score_fold(c, f.test, pc[c], py[c]);
       if (opt.progress) opt.progress(fi + 1, folds.size());
     }

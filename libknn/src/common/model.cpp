@@ -43,16 +43,20 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& paylo
   if (queries.cols != train_.cols)
     throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
                 std::to_string(train_.cols));
-  Matrix q = queries;
-  if (sharded()) scaler_.transform(q);
-  else backend_->scale(scaler_, q);
   SearchRequest req;
   req.train = &train_;
   req.prepared = prepared_.get();
-  req.queries = &q;
   req.k = params_.k;
   req.metric = params_.metric;
-  if (sharded()) return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
+  if (sharded()) {
+    Matrix q = queries;
+    scaler_.transform(q);
+    req.queries = &q;
+    return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
+  }
+  // The search scales the queries: the GPU as it uploads them.
+  req.queries = &queries;
+  req.scaler = &scaler_;
   return search(*backend_, req);
 }
 

@@ -66,7 +66,19 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
     throw Error::option("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
                                  std::to_string(available) + " (the number of training rows" +
                                  (r.exclude ? " less the query's own row)" : ")"));
-  return backend.search(r);
+  if (!r.scaler || r.scaler->kind() == Scaling::none) {
+    SearchRequest plain = r;
+    plain.scaler = nullptr;
+    return backend.search(plain);
+  }
+  if (backend.scales_queries(*r.scaler, *r.queries)) return backend.search(r);
+  // Scaled here, then searched as they are.
+  Matrix scaled = *r.queries;
+  backend.scale(*r.scaler, scaled);
+  SearchRequest plain = r;
+  plain.queries = &scaled;
+  plain.scaler = nullptr;
+  return backend.search(plain);
 }
 
 }  // namespace knn

@@ -43,6 +43,11 @@ Neighbors CudaBackend::search(const SearchRequest& request) const {
   return on_context([&](GpuContext& ctx) { return gpu_search(request, options_, device_, &ctx); });
 }
 
+bool CudaBackend::scales_queries(const Scaler& scaler, const Matrix& queries) const {
+  return (scaler.kind() == Scaling::minmax || scaler.kind() == Scaling::standard) && scaler.offset().size() == queries.cols &&
+         scaler.scale().size() == queries.cols;
+}
+
 void CudaBackend::vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
                        const std::vector<std::size_t>& ks, int* out, double* proba) const {
   check_prefixes(nb, ks, proba != nullptr);

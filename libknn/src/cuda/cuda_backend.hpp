@@ -18,6 +18,9 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, const BackendOptions& options);
   const char* name() const override { return "cuda"; }
   Neighbors search(const SearchRequest& request) const override;
+  /// Min-max and standard scalers of the queries' width: the search scales each chunk of queries
+  /// in device memory as it arrives, instead of a pass of their own there and back.
+  bool scales_queries(const Scaler& scaler, const Matrix& queries) const override;
   std::shared_ptr<const PreparedTrain> prepare(const Matrix& train) const override;
   void vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
             const std::vector<std::size_t>& ks, int* out, double* proba) const override;

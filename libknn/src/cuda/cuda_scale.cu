@@ -62,15 +62,18 @@ __global__ void fold_min_max(const float* tile_lo, const float* tile_hi, long lo
 }
 
 // x -> (x - offset) / scale in double, rounded to float once, in place; bad: the smallest flat
-// index (first_item + p, row-major over the whole matrix) of a value not finite once scaled.
+// index (first_item + p, row-major over the whole matrix) of a value not finite once scaled. Such
+// a value is written as 0, so that a search that reads the rows before its caller throws stays
+// on finite numbers.
 __global__ void scale_min_max(float* x, long long items, long long cols, const double* offset, const double* scale,
                               unsigned long long first_item, unsigned long long* bad) {
   for (long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; p < items;
        p += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long c = p % cols;
     const float y = __double2float_rn(__ddiv_rn(__dsub_rn(static_cast<double>(x[p]), offset[c]), scale[c]));
-    if (!isfinite(y)) atomicMin(bad, first_item + static_cast<unsigned long long>(p));
-    x[p] = y;
+    const bool finite = isfinite(y);
+    if (!finite) atomicMin(bad, first_item + static_cast<unsigned long long>(p));
+    x[p] = finite ? y : 0.0f;
   }
 }
 
@@ -101,13 +104,9 @@ struct TileScaling {
     KNN_CUDA(cudaMemsetAsync(bad.get(), 0xff, sizeof(unsigned long long), st));
     for (std::size_t r0 = 0; r0 < rows; r0 += tile) {
       const std::size_t m = std::min(tile, rows - r0);
-      const auto items = static_cast<long long>(m * cols);
       if (!resident)
         KNN_CUDA(cudaMemcpyAsync(x.get(), in + r0 * cols, m * cols * sizeof(float), cudaMemcpyHostToDevice, st));
-      scale_min_max<<<blocks_for(items, kThreads), kThreads, 0, st>>>(x.get(), items, static_cast<long long>(cols), offset.get(),
-                                                                      scale.get(), static_cast<unsigned long long>(r0 * cols),
-                                                                      bad.get());
-      KNN_LAUNCHED(scale_min_max);
+      scale_rows(x.get(), m, cols, offset.get(), scale.get(), r0, bad.get(), st);
       KNN_CUDA(cudaMemcpyAsync(out + r0 * cols, x.get(), m * cols * sizeof(float), cudaMemcpyDeviceToHost, st));
     }
     unsigned long long first_bad = kNone;
@@ -251,6 +250,15 @@ bool gpu_scale_min_max(GpuContext& ctx, const BackendOptions& options, const Sca
 }
 
 }  // namespace
+
+void scale_rows(float* x, std::size_t rows, std::size_t cols, const double* offset, const double* scale, std::size_t first_row,
+                unsigned long long* bad, cudaStream_t st) {
+  const auto items = static_cast<long long>(rows * cols);
+  if (items == 0) return;
+  scale_min_max<<<blocks_for(items, kThreads), kThreads, 0, st>>>(x, items, static_cast<long long>(cols), offset, scale,
+                                                                  static_cast<unsigned long long>(first_row * cols), bad);
+  KNN_LAUNCHED(scale_min_max);
+}
 
 Matrix CudaBackend::fit_scaler(Scaler& scaler, const Matrix& train) const {
   if (scaler.kind() == Scaling::minmax && train.rows > 0 && train.cols > 0) {

@@ -100,6 +100,14 @@ bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
                                                         const BackendOptions& options, int device, cudaStream_t st);
 
+/// Scaler::transform's arithmetic on rows x cols floats in device memory, in place, on `st`
+/// (cuda_scale.cu): offset and scale are the scaler's, cols doubles each in device memory. bad
+/// gets the smallest flat index (row-major, counted from row 0 of the whole matrix, of which x
+/// starts at first_row) of a value not finite once scaled, through atomicMin; such values become
+/// 0. Start bad at ~0ull.
+void scale_rows(float* x, std::size_t rows, std::size_t cols, const double* offset, const double* scale, std::size_t first_row,
+                unsigned long long* bad, cudaStream_t st);
+
 struct Event {
   cudaEvent_t e = nullptr;
   explicit Event(unsigned flags = cudaEventDisableTiming) { KNN_CUDA(cudaEventCreateWithFlags(&e, flags)); }
@@ -130,7 +138,7 @@ struct GpuContext {
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
-        f(sample_exclude), f(max_tn), f(half_rows);
+        f(sample_exclude), f(max_tn), f(half_rows), f(scaler_offset), f(scaler_scale), f(scale_bad);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -182,6 +190,10 @@ struct GpuContext {
   DeviceArray<std::int64_t> sample_exclude;
   DeviceArray<float> max_tn;  // the fused pass's largest squared norm of the training rows
   DeviceArray<__half> half_rows;  // the fused pass's FP16 operands: the training rows scaled (fp16_rows)
+  // A search's query scaler (SearchRequest::scaler): its offsets and scales, and the first value
+  // that overflowed (scale_rows).
+  DeviceArray<double> scaler_offset, scaler_scale;
+  DeviceArray<unsigned long long> scale_bad;
 };
 
 }  // namespace knn::cuda
