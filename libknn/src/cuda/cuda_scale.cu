@@ -16,7 +16,9 @@
 // (double(x) - offset) / scale, and __double2float_rn its one rounding to float (no flush of
 // subnormals either side). The first value that is not finite once scaled (lowest row, then
 // lowest column) is the one the host reports, with the same ScaleOverflow; the host's matrix is
-// left unchanged then.
+// left unchanged then. The same arithmetic is every scaler kind's transform (min-max and
+// standard): scale_rows exposes it to the search, which scales queries given unscaled
+// (SearchRequest::scaler) in device memory as they arrive.
 #include <cuda_runtime.h>
 
 #include <algorithm>
