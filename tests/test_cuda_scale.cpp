@@ -24,11 +24,23 @@ namespace {
     if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
   } while (0)
 
-std::shared_ptr<const knn::Backend> gpu_backend(std::size_t budget = 0) {
+std::shared_ptr<const knn::Backend> gpu_backend(std::size_t budget = 0, knn::Precision p = knn::Precision::fp32) {
   knn::BackendOptions o;
   o.device = knn::Device::cuda;
+  o.precision = p;
   o.device_memory_budget = budget;
   return knn::make_backend(o);
+}
+
+knn::Neighbors search_with(const knn::Backend& b, const knn::Matrix& train, const knn::Matrix& queries, std::size_t k,
+                           knn::Metric m, const knn::Scaler* scaler) {
+  knn::SearchRequest r;
+  r.train = &train;
+  r.queries = &queries;
+  r.k = k;
+  r.metric = m;
+  r.scaler = scaler;
+  return knn::search(b, r);
 }
 
 template <class T>
@@ -336,29 +348,6 @@ TEST(CudaScale, ModelsScaleOnTheGpu) {
   }
 }
 
-namespace {
-
-knn::Neighbors search_with(const knn::Backend& b, const knn::Matrix& train, const knn::Matrix& queries, std::size_t k,
-                           knn::Metric m, const knn::Scaler* scaler) {
-  knn::SearchRequest r;
-  r.train = &train;
-  r.queries = &queries;
-  r.k = k;
-  r.metric = m;
-  r.scaler = scaler;
-  return knn::search(b, r);
-}
-
-std::shared_ptr<const knn::Backend> gpu_backend(knn::Precision p, std::size_t budget) {
-  knn::BackendOptions o;
-  o.device = knn::Device::cuda;
-  o.precision = p;
-  o.device_memory_budget = budget;
-  return knn::make_backend(o);
-}
-
-}  // namespace
-
 // Queries given unscaled with the scaler in the request: the GPU scales them in device memory as
 // they arrive, and every search equals the CPU's among the same rows with the host's scaled
 // queries, bit for bit; the caller's queries stay as they were. Budgets of 2 MiB and 256 KiB make
@@ -392,7 +381,7 @@ TEST(CudaScale, SearchesScaleTheQueriesOnTheGpu) {
                                          (*fused ? ", KNN_GPU_FUSED=1" : "");
                 SCOPED_TRACE(what);
                 knn::Matrix before = d.queries;
-                const knn::Neighbors got = search_with(*gpu_backend(p, budget), train, d.queries, k, m, &scaler);
+                const knn::Neighbors got = search_with(*gpu_backend(budget, p), train, d.queries, k, m, &scaler);
                 ASSERT_EQ(got.index, want.index);
                 ASSERT_TRUE(same_bits(got.distance, want.distance));
                 ASSERT_TRUE(same_bits(d.queries.values, before.values)) << "the caller's queries changed";
@@ -424,7 +413,7 @@ TEST(CudaScale, HostRankedQueriesAreTheScaledOnes) {
     for (const std::size_t k : {std::size_t{3}, std::size_t{2048}}) {
       SCOPED_TRACE("k=" + std::to_string(k) + (p == knn::Precision::tf32 ? ", tf32" : ", fp32"));
       const knn::Neighbors want = search_with(*cpu, train, scaled, k, knn::Metric::l2, nullptr);
-      const knn::Neighbors got = search_with(*gpu_backend(p, 0), train, q, k, knn::Metric::l2, &scaler);
+      const knn::Neighbors got = search_with(*gpu_backend(0, p), train, q, k, knn::Metric::l2, &scaler);
       ASSERT_EQ(got.index, want.index);
       ASSERT_TRUE(same_bits(got.distance, want.distance));
     }
@@ -461,7 +450,7 @@ TEST(CudaScale, SearchesThrowTheHostsScaleOverflow) {
     for (const std::size_t budget : {std::size_t{0}, std::size_t{2} << 20, std::size_t{256} << 10}) {
       SCOPED_TRACE("budget " + std::to_string(budget) + (p == knn::Precision::tf32 ? ", tf32" : ", fp32"));
       try {
-        search_with(*gpu_backend(p, budget), train, q, 5, knn::Metric::l2, &scaler);
+        search_with(*gpu_backend(budget, p), train, q, 5, knn::Metric::l2, &scaler);
         ADD_FAILURE() << "the search did not throw";
       } catch (const knn::ScaleOverflow& e) {
         EXPECT_EQ(e.row, 3333u);
@@ -475,7 +464,7 @@ TEST(CudaScale, SearchesThrowTheHostsScaleOverflow) {
       knn::Matrix scaled = fine;
       scaler.transform(scaled);
       const knn::Neighbors want = search_with(*knn::make_backend({knn::Device::cpu}), train, scaled, 5, knn::Metric::l2, nullptr);
-      const auto gpu = gpu_backend(p, budget);
+      const auto gpu = gpu_backend(budget, p);
       EXPECT_THROW(search_with(*gpu, train, q, 5, knn::Metric::l2, &scaler), knn::ScaleOverflow);
       const knn::Neighbors got = search_with(*gpu, train, fine, 5, knn::Metric::l2, &scaler);
       EXPECT_EQ(got.index, want.index);

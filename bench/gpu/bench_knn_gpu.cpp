@@ -285,16 +285,16 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
         req.train = &x;
         req.prepared = prep;
         req.k = 5;
+        knn::Matrix scaled;
         if (in_search) {
           req.queries = &test.features;
           req.scaler = &fm.scaler;
-          nb = knn::search(b, req);
         } else {
-          knn::Matrix scaled = test.features;
+          scaled = test.features;
           b.scale(fm.scaler, scaled);
           req.queries = &scaled;
-          nb = knn::search(b, req);
         }
+        nb = knn::search(b, req);
       });
       ms[p == knn::Precision::tf32] = r.ms;
       differing += mismatches(nb, cpu, q.rows);

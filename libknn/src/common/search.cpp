@@ -66,18 +66,17 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
     throw Error::option("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
                                  std::to_string(available) + " (the number of training rows" +
                                  (r.exclude ? " less the query's own row)" : ")"));
-  if (!r.scaler || r.scaler->kind() == Scaling::none) {
-    SearchRequest plain = r;
-    plain.scaler = nullptr;
-    return backend.search(plain);
-  }
-  if (backend.scales_queries(*r.scaler, *r.queries)) return backend.search(r);
-  // Scaled here, then searched as they are.
-  Matrix scaled = *r.queries;
-  backend.scale(*r.scaler, scaled);
+  const bool scaling = r.scaler && r.scaler->kind() != Scaling::none;
+  if (scaling && backend.scales_queries(*r.scaler, *r.queries)) return backend.search(r);
+  // Otherwise the queries are scaled here (where there is anything to do) and searched as they are.
   SearchRequest plain = r;
-  plain.queries = &scaled;
   plain.scaler = nullptr;
+  Matrix scaled;
+  if (scaling) {
+    scaled = *r.queries;
+    backend.scale(*r.scaler, scaled);
+    plain.queries = &scaled;
+  }
   return backend.search(plain);
 }
 
