@@ -240,6 +240,37 @@ TEST(CudaBackend, ExcludedRows) {
                        "exclude");
 }
 
+// k above the two-pass path's limit: tau is each query's k-th upper bound from knn::prim's radix
+// select, which runs a block a query from 1,024 queries up and splits the rows of fewer queries
+// into chunks. A third of the training rows are copies of others (ties at the k-th), and with
+// every row excluded from its own query's list one row per query is masked.
+TEST(CudaBackend, LargeKOnBothWaysOfTheRadixSelect) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto train = knn::test::random_matrix(2500, 16, rng);
+  for (std::size_t i = 0; i < train.rows; i += 3) std::copy_n(train.row(rng() % train.rows), train.cols, train.row(i));
+  const auto many = knn::test::random_matrix(1030, 16, rng);
+  const auto few = knn::test::random_matrix(6, 16, rng);
+  for (auto m : kMetrics)
+    for (std::size_t k : {2049u, 2400u, 2500u}) {
+      const std::string what = std::string(knn::to_string(m)) + " k=" + std::to_string(k);
+      for (const knn::Matrix* q : {&many, &few}) {
+        const auto cpu = run(knn::Device::cpu, train, *q, k, m);
+        expect_identical(run(knn::Device::cuda, train, *q, k, m), cpu, what + " queries=" + std::to_string(q->rows));
+        if (m != knn::Metric::l1)
+          expect_identical(run(knn::Device::cuda, train, *q, k, m, nullptr, knn::Precision::tf32), cpu,
+                           what + " tf32 queries=" + std::to_string(q->rows));
+      }
+    }
+  std::vector<std::int64_t> ex(train.rows);
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<std::int64_t>(i);
+  for (auto m : kMetrics)
+    expect_identical(run(knn::Device::cuda, train, train, train.rows - 1, m, ex.data()),
+                     run(knn::Device::cpu, train, train, train.rows - 1, m, ex.data()), std::string("exclude ") + knn::to_string(m));
+}
+
 // Training rows ordered from far to near: tau's pass reads a sample of each row (one step in
 // several, for small k), and here the sample holds none of the nearest, so tau is loose, many
 // rows become candidates, lists overflow into the second round and past shared memory to the

@@ -3,12 +3,13 @@
 // CUB appears here only, as the baseline.
 //
 //   bench_primitives [--n N] [--sweep] [--select-rows R] [--select-cols C] [--select-k K]
-//                    [--select-only] [--tune-select] [--reps N] [--quick]
+//                    [--select-only] [--tune-select] [--kth-only] [--reps N] [--quick]
 //
 // --tune-select: after each radix select row, "tune: select k=K uU bB" rows time the
 // threshold pass with U float4 loads per thread in flight and B resident blocks per SM.
 // --select-only: only the radix select (and the memcpy figure); --select-k: one k instead of
 // 10, 100 and 1,000 (with --select-only and --reps 1, a short run for a profiler).
+// --kth-only: only the k-th value rows (radix_select_kth against CUB's segmented sort).
 // --n: elements for scan, select, sorts (default 2^28). --sweep: also n = 2^16, 2^18, ... < N.
 // --quick: fewer repetitions and a smaller radix-select matrix (for a smoke run).
 //
@@ -524,13 +525,69 @@ void bench_select(long long rows, long long cols, float memcpy_gbps, long long o
   CK(cudaFree(in));
 }
 
+// Row r's element k-1 of a row-sorted matrix.
+__global__ void take_column(const float* sorted, long long rows, long long cols, long long k, float* out) {
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r < rows) out[r] = sorted[r * cols + k - 1];
+}
+
+// Our k-th value per row (radix_select_kth) against what CUB offers for it: a segmented radix
+// sort of the rows, then element k-1 of each. Both must give the same values. 1,024 rows take a
+// block a row; 16 rows are split into chunks.
+void bench_kth(float memcpy_gbps) {
+  using namespace knn::prim;
+  const long long shapes[][2] = {{1024, 1 << 16}, {16, 1 << 22}};
+  for (const auto& sh : shapes) {
+    const long long rows = sh[0], cols = sh[1];
+    const size_t n = (size_t)rows * cols;
+    float *in, *sorted, *ours, *theirs;
+    int* offsets;
+    CK(cudaMalloc(&in, n * 4));
+    CK(cudaMalloc(&sorted, n * 4));
+    CK(cudaMalloc(&ours, rows * 4));
+    CK(cudaMalloc(&theirs, rows * 4));
+    CK(cudaMalloc(&offsets, (rows + 1) * 4));
+    fill_f32<<<4096, 256>>>(in, n, 17);
+    std::vector<int> h_off(rows + 1);
+    for (long long r = 0; r <= rows; ++r) h_off[r] = (int)(r * cols);
+    CK(cudaMemcpy(offsets, h_off.data(), (rows + 1) * 4, cudaMemcpyHostToDevice));
+    Temp t, tc;
+    size_t cub_bytes = 0;
+    CK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, cub_bytes, in, sorted, (int)n, (int)rows, offsets, offsets + 1));
+    void* cub_temp = tc.get(cub_bytes);
+    const float cub_ms = median_ms([&] {
+      CK(cub::DeviceSegmentedRadixSort::SortKeys(cub_temp, cub_bytes, in, sorted, (int)n, (int)rows, offsets, offsets + 1));
+    }, std::max(3, g_reps / 3));
+    for (long long k : {10ll, 1000ll, cols / 2}) {
+      take_column<<<(unsigned)((rows + 255) / 256), 256>>>(sorted, rows, cols, k, theirs);
+      CK(cudaGetLastError());
+      size_t need = 0;
+      OK(radix_select_kth(nullptr, need, in, rows, cols, k, ours));
+      void* tp = t.get(need);
+      size_t b = need;
+      CK(cudaMemset(ours, 0xAB, rows * 4));
+      const float ms = median_ms([&] { OK(radix_select_kth(tp, b, in, rows, cols, k, ours)); }, std::max(3, g_reps / 3));
+      char op[64], check[96];
+      std::snprintf(op, sizeof op, "radix kth %lldx%lld k=%lld", rows, cols, k);
+      std::snprintf(check, sizeof check, "vs CUB segmented sort; %.0f%% of memcpy, %llu differ",
+                    100.0 * (n * 4.0 / (ms * 1e-3) / 1e9) / memcpy_gbps, differ(ours, theirs, rows));
+      row(op, n, ms, cub_ms, n * 4.0, check);
+    }
+    CK(cudaFree(in));
+    CK(cudaFree(sorted));
+    CK(cudaFree(ours));
+    CK(cudaFree(theirs));
+    CK(cudaFree(offsets));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   size_t n = size_t(1) << 28;
   bool sweep = false;
   long long rows = 1024, cols = 1 << 20, select_k = 0;
-  bool select_only = false, tune_select = false;
+  bool select_only = false, tune_select = false, kth_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 10);
@@ -539,13 +596,14 @@ int main(int argc, char** argv) {
     else if (a == "--select-cols" && i + 1 < argc) cols = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--quick") { g_reps = 5; rows = 64; }
     else if (a == "--select-only") select_only = true;
+    else if (a == "--kth-only") kth_only = true;
     else if (a == "--tune-select") tune_select = true;
     else if (a == "--select-k" && i + 1 < argc) select_k = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--reps" && i + 1 < argc) g_reps = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--n N] [--sweep] [--select-rows R] [--select-cols C] [--select-k K] [--select-only]"
-                   " [--tune-select] [--reps N] [--quick]\n", argv[0]);
+                   " [--tune-select] [--kth-only] [--reps N] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -559,7 +617,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20, g_reps, std::max(3, g_reps / 2));
   CK(cudaMalloc(&g_diff, 8));
   header();
-  if (!select_only) bench_size(n, true);
+  if (!select_only && !kth_only) bench_size(n, true);
   // memcpy bandwidth for the select percentage, at the select matrix's size class.
   float memcpy_gbps;
   {
@@ -571,7 +629,8 @@ int main(int argc, char** argv) {
     CK(cudaFree(a));
     CK(cudaFree(b));
   }
-  bench_select(rows, cols, memcpy_gbps, select_k, tune_select);
+  if (!kth_only) bench_select(rows, cols, memcpy_gbps, select_k, tune_select);
+  if (!select_only) bench_kth(memcpy_gbps);
   if (sweep) {
     std::printf("\nsweep\n");
     header();

@@ -14,9 +14,10 @@
 // smallest is never below the whole row's, so it is a valid tau, and a tight one unless one thread
 // holds more than M of the k nearest); a second pass appends candidates to a per-query list of
 // fixed capacity, and one block per query ranks and sorts its list in shared memory. Lists that
-// overflow are collected again at their exact size. Larger k take the histogram path: tau from
-// two 4096-bin histogram passes over the bounds' ordered bits, candidates counted, offsets from
-// knn::prim's device scan, written by a block-wide scan.
+// overflow are collected again at their exact size. Larger k take the radix path: tau is each
+// query's k-th upper bound exactly, from knn::prim::radix_select_kth reading the bounds as they are
+// computed from the product; candidates are counted, offsets come from knn::prim's device scan,
+// and a block-wide scan writes them.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -39,6 +40,7 @@
 #endif
 
 #include <knn/prim/block/block_scan.cuh>
+#include <knn/prim/device/device_radix_select.cuh>
 #include <knn/prim/device/device_reduce.cuh>
 #include <knn/prim/device/device_scan.cuh>
 
@@ -312,89 +314,28 @@ __global__ void l1_sums(const float* q, const float* t, std::int64_t qt, std::in
   if (i < qt && j < n) out[i * n + j] = s;
 }
 
-constexpr int kBins = 4096;
-constexpr int kThresholdThreads = 1024;
-
-// tau key per query: the ordered key of an upper bound with at least k upper bounds at or below
-// it, and few others. Bins are spread evenly over the row's range of finite upper bounds (bins of
-// exponent bits would pile most rows into a handful); binning is monotone, so the largest key in
-// the bin holding the k-th value is such a tau. A crowded bin is split into kBins once more by the
-// fractional part of the same bin coordinate, which is monotone within the bin as well.
-__global__ void threshold(Bounds b, std::int64_t k, unsigned* tau) {
-  __shared__ unsigned count[kBins];
-  __shared__ unsigned top[kBins];
-  __shared__ unsigned key_lo, key_hi, result, chosen_bin;
-  __shared__ long long rank_left;
-  const int row = blockIdx.x;
-  const std::int64_t n = b.n;
-  if (threadIdx.x == 0) {
-    key_lo = 0xFFFFFFFFu;
-    key_hi = 0;
-  }
-  __syncthreads();
-  unsigned my_lo = 0xFFFFFFFFu, my_hi = 0;
-  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    float u, l;
-    b(row, j, u, l);
-    if (isnan(u) || isinf(u)) continue;
-    const unsigned key = ordered_key(u);
-    my_lo = min(my_lo, key);
-    my_hi = max(my_hi, key);
-  }
-  atomicMin(&key_lo, my_lo);
-  atomicMax(&key_hi, my_hi);
-  __syncthreads();
-  if (key_lo == 0xFFFFFFFFu) {  // no finite upper bound: every row is a candidate
-    if (threadIdx.x == 0) tau[row] = ordered_key(INFINITY);
-    return;
-  }
-  const float lo = key_to_float(key_lo), hi = key_to_float(key_hi);
-  const float scale = hi > lo ? static_cast<float>(kBins) / (hi - lo) : 0.0f;
-  if (threadIdx.x == 0) rank_left = k;
-  for (int level = 0; level < 2; ++level) {
-    for (int x = threadIdx.x; x < kBins; x += blockDim.x) {
-      count[x] = 0;
-      top[x] = 0;
-    }
-    __syncthreads();
-    const unsigned parent = chosen_bin;  // level 1: the bin being split
-    for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+// The upper bounds of a tile's rows as knn::prim::radix_select_kth reads its input: row(q)(j) is
+// query q's upper bound for training row j, NaN for a masked row (above +inf in the select's
+// order, so never counted).
+struct UpperBounds {
+  Bounds b;
+  struct Row {
+    Bounds::Row r;
+    __device__ float operator()(long long j) const {
+      if (r.masked(j)) return NAN;
       float u, l;
-      b(row, j, u, l);
-      if (isnan(u) || isinf(u)) continue;
-      const float coord = (u - lo) * scale;
-      int bin = min(kBins - 1, static_cast<int>(coord));
-      if (level == 1) {
-        if (bin != static_cast<int>(parent)) continue;
-        bin = min(kBins - 1, max(0, static_cast<int>((coord - static_cast<float>(bin)) * static_cast<float>(kBins))));
-      }
-      atomicAdd(&count[bin], 1u);
-      atomicMax(&top[bin], ordered_key(u));
+      r.at(r.s[j], r.metric == 1 ? 0.0 : r.tn[j], u, l);
+      return u;
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      long long acc = 0;
-      int chosen = -1;
-      for (int x = 0; x < kBins; ++x) {
-        if (acc + count[x] >= rank_left) {
-          chosen = x;
-          break;
-        }
-        acc += count[x];
-      }
-      if (chosen < 0) {
-        result = ordered_key(INFINITY);  // the k-th upper bound is infinite
-        chosen_bin = 0xFFFFFFFFu;
-      } else {
-        result = top[chosen];
-        chosen_bin = count[chosen] > 1024 && level == 0 && scale > 0.0f ? static_cast<unsigned>(chosen) : 0xFFFFFFFFu;
-        rank_left -= acc;
-      }
-    }
-    __syncthreads();
-    if (chosen_bin == 0xFFFFFFFFu) break;
-  }
-  if (threadIdx.x == 0) tau[row] = result;
+  };
+  __device__ Row row(long long q) const { return Row{b.row_of(static_cast<int>(q))}; }
+};
+
+// tau key per query from its k-th upper bound: at least k rows lie at or below it. A NaN (fewer
+// than k rows not masked) or infinite k-th bound makes every row with a lower bound a candidate.
+__global__ void tau_from_kth(const float* kth, std::int64_t qt, unsigned* tau) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < qt) tau[i] = min(ordered_key(kth[i]), ordered_key(INFINITY));
 }
 
 constexpr int kScanThreads = 256;
@@ -2079,8 +2020,17 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     ctx.tau.resize(static_cast<std::size_t>(qt));
     ctx.count.resize(static_cast<std::size_t>(qt) + 1);
     ctx.offset.resize(static_cast<std::size_t>(qt) + 1);
-    threshold<<<static_cast<unsigned>(qt), kThresholdThreads, 0, st>>>(bounds, k, ctx.tau.get());
-    KNN_LAUNCHED(threshold);
+    // tau from each query's k-th upper bound, by knn::prim's batched radix select over the bounds
+    // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below,
+    // less than the candidates' share of per_query_fixed since k > kFastK).
+    ctx.kth.resize(static_cast<std::size_t>(qt));
+    std::size_t kth_bytes = 0;
+    check_prim(knn::prim::radix_select_kth(nullptr, kth_bytes, UpperBounds{bounds}, qt, n, k, ctx.kth.get(), false, st));
+    ctx.temp.resize(kth_bytes);
+    check_prim(knn::prim::radix_select_kth(ctx.temp.get(), kth_bytes, UpperBounds{bounds}, qt, n, k, ctx.kth.get(), false, st));
+    tau_from_kth<<<blocks_for(qt, 256), 256, 0, st>>>(ctx.kth.get(), qt, ctx.tau.get());
+    KNN_LAUNCHED(tau_from_kth);
+    timer.mark(st, "tau");
     count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, ctx.tau.get(), ctx.count.get());
     KNN_LAUNCHED(count_candidates);
     KNN_CUDA(cudaMemsetAsync(ctx.count.get() + qt, 0, sizeof(std::int64_t), st));

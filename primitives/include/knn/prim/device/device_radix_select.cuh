@@ -9,9 +9,20 @@
 // out_values is rows x k floats, out_indices rows x k int32 (either may be null); cols < 2^31.
 // Temp-storage convention as in device_scan.cuh; temp grows with rows * (k + 4096) * 24 bytes,
 // so for very large k process the rows in batches.
+//
+// radix_select_kth: only the k-th smallest (or largest) value of each row, in the same float
+// order, for any k from 1 to cols. Nothing is gathered or sorted: three digit passes over each
+// row, so it needs no temp storage with 1,024 rows or more, and rows * 8 KiB below that. The
+// input is a dense matrix, or any `rows` whose row(r) (a device function) returns an accessor
+// with float operator()(long long c): values computed on the fly (CUB's iterator idea). The value
+// written stands for the k-th element's key: +0.0 for a zero of either sign, a quiet NaN
+// (0x7fffffff) for NaN.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
+#include "../detail/radix_kth_kernels.cuh"
 #include "../detail/radix_select_kernels.cuh"
 #include "../detail/temp_storage.hpp"
 #include "../status.hpp"
@@ -124,7 +135,72 @@ Status radix_select_dispatch(void* temp, std::size_t& temp_bytes, const float* i
   return {};
 }
 
+// radix_select_kth over any rows; `path` forces one way of running the passes (for the tests).
+template <typename Rows>
+Status radix_kth_dispatch(void* temp, std::size_t& temp_bytes, Rows rows, std::int64_t row_count, std::int64_t cols,
+                          std::int64_t k, float* out_kth, bool largest, cudaStream_t stream,
+                          KthPath path = KthPath::automatic) {
+  using P = RadixKthPolicy;
+  KNN_PRIM_EXPECTS(row_count >= 0 && cols >= 0, "radix_select_kth: negative matrix size");
+  KNN_PRIM_EXPECTS(cols < (1ll << 31), "radix_select_kth: rows longer than 2^31 - 1");
+  KNN_PRIM_EXPECTS(row_count < (1ll << 31), "radix_select_kth: at most 2^31 - 1 rows");
+  KNN_PRIM_EXPECTS(row_count == 0 || (k >= 1 && k <= cols), "radix_select_kth: k must be in [1, cols]");
+  const bool split = path == KthPath::split_rows || (path == KthPath::automatic && row_count < P::row_blocks_min_rows);
+  const std::size_t n_rows = static_cast<std::size_t>(row_count);
+  const TempPlan<2> plan{{split ? sizeof(unsigned) * P::bins * n_rows : 0, split ? sizeof(KthRowState) * n_rows : 0}};
+  KNN_PRIM_TEMP_QUERY(temp, temp_bytes, plan);
+  if (row_count == 0) return {};
+  KNN_PRIM_EXPECTS(out_kth != nullptr, "radix_select_kth: null output pointer");
+  const unsigned flip = largest ? ~0u : 0u;
+  if (!split) {
+    kth_row_kernel<Rows><<<static_cast<unsigned>(row_count), P::block_threads, 0, stream>>>(rows, cols, k, flip, out_kth);
+    KNN_PRIM_LAUNCH_CHECK();
+    return {};
+  }
+  auto* hist = plan.get<unsigned>(temp, 0);
+  auto* state = plan.get<KthRowState>(temp, 1);
+  int device = 0, sms = 0;
+  KNN_PRIM_CUDA_TRY(cudaGetDevice(&device));
+  KNN_PRIM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Enough chunks for about split_blocks_per_sm work items per SM, none shorter than min_chunk_items.
+  const long long target = static_cast<long long>(sms > 0 ? sms : 1) * P::split_blocks_per_sm;
+  long long chunks = ceil_div<long long>(target, row_count);
+  const long long most = ceil_div<long long>(cols, P::min_chunk_items);
+  if (chunks > most) chunks = most;
+  if (chunks < 1) chunks = 1;
+  const long long chunk_items = ceil_div<long long>(cols, chunks);
+  chunks = ceil_div<long long>(cols, chunk_items);
+  const long long items = row_count * chunks;
+  const unsigned grid = static_cast<unsigned>(items < target ? items : target);
+  KNN_PRIM_CUDA_TRY(cudaMemsetAsync(hist, 0, sizeof(unsigned) * P::bins * n_rows, stream));
+  for (int pass = 0; pass < P::passes; ++pass) {
+    kth_chunk_kernel<Rows><<<grid, P::block_threads, 0, stream>>>(rows, row_count, cols, chunk_items, chunks, pass, flip,
+                                                                  state, hist);
+    KNN_PRIM_LAUNCH_CHECK();
+    kth_bucket_kernel<<<static_cast<unsigned>(row_count), P::block_threads, 0, stream>>>(pass, k, flip, state, hist,
+                                                                                         out_kth);
+    KNN_PRIM_LAUNCH_CHECK();
+  }
+  return {};
+}
+
 }  // namespace detail
+
+// The k-th smallest (largest) value of each row of a dense rows x cols matrix: out_kth[r].
+inline Status radix_select_kth(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
+                               std::int64_t cols, std::int64_t k, float* out_kth, bool largest = false,
+                               cudaStream_t stream = 0) {
+  KNN_PRIM_EXPECTS(temp == nullptr || rows <= 0 || cols <= 0 || in != nullptr, "radix_select_kth: null input pointer");
+  return detail::radix_kth_dispatch(temp, temp_bytes, detail::MatrixRows{in, cols}, rows, cols, k, out_kth, largest,
+                                    stream);
+}
+
+// The same over values computed on the fly: rows.row(r)(c) is element (r, c).
+template <typename Rows, typename = decltype(std::declval<const Rows&>().row(0ll))>
+Status radix_select_kth(void* temp, std::size_t& temp_bytes, Rows rows, std::int64_t row_count, std::int64_t cols,
+                        std::int64_t k, float* out_kth, bool largest = false, cudaStream_t stream = 0) {
+  return detail::radix_kth_dispatch(temp, temp_bytes, rows, row_count, cols, k, out_kth, largest, stream);
+}
 
 inline Status radix_select_k(void* temp, std::size_t& temp_bytes, const float* in, std::int64_t rows,
                              std::int64_t cols, std::int64_t k, float* out_values,
