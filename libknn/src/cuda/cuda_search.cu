@@ -17,7 +17,8 @@
 // overflow are collected again at their exact size. Larger k take the radix path: tau is each
 // query's k-th upper bound exactly, from knn::prim::radix_select_kth reading the bounds as they are
 // computed from the product; candidates are counted, offsets come from knn::prim's device scan,
-// and a block-wide scan writes them.
+// a block-wide scan writes them in index order, and knn::prim's stable segmented sort orders each
+// query's list by distance.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -43,6 +44,7 @@
 #include <knn/prim/device/device_radix_select.cuh>
 #include <knn/prim/device/device_reduce.cuh>
 #include <knn/prim/device/device_scan.cuh>
+#include <knn/prim/device/device_segmented_sort.cuh>
 
 #include "common/bounds.hpp"
 #include "common/distributed.hpp"
@@ -55,7 +57,6 @@ namespace knn::cuda {
 
 namespace {
 
-constexpr int kSortCapacity = 2048;  // candidates sorted in shared memory per query; more go to the host
 
 // With KNN_GPU_TIMING set, a search runs its stages one after another and prints how long each
 // took on the device (stderr, one line per tile): where the time goes, without a profiler.
@@ -424,27 +425,14 @@ __device__ __forceinline__ int pow2_at_least(std::int64_t m) {
   return size;
 }
 
-// Sorts each query's candidates by (distance, index) in shared memory and writes the first k.
-// Queries with more than kSortCapacity candidates are left to the host (flag set).
-__global__ void sort_and_take(const double* cand_dist, const std::int64_t* cand_index, const std::int64_t* offset,
-                              std::int64_t k, double* out_dist, std::int64_t* out_index, int* too_many) {
-  __shared__ double sd[kSortCapacity];
-  __shared__ std::int64_t si[kSortCapacity];
-  const std::int64_t b = offset[blockIdx.x], m = offset[blockIdx.x + 1] - b;
-  if (m > kSortCapacity) {
-    if (threadIdx.x == 0) too_many[blockIdx.x] = 1;
-    return;
-  }
-  const int size = pow2_at_least(m);
-  for (int x = threadIdx.x; x < size; x += blockDim.x) {
-    sd[x] = x < m ? cand_dist[b + x] : INFINITY;
-    si[x] = x < m ? cand_index[b + x] : INT64_MAX;
-  }
-  __syncthreads();
-  block_sort_pairs(sd, si, size);
-  for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
-    out_dist[static_cast<std::int64_t>(blockIdx.x) * k + x] = sd[x];
-    out_index[static_cast<std::int64_t>(blockIdx.x) * k + x] = si[x];
+// The first k of each query's sorted candidates (a query has at least k).
+__global__ void take_first_k(const double* sorted_dist, const std::int64_t* sorted_index, const std::int64_t* offset,
+                             std::int64_t qt, std::int64_t k, double* out_dist, std::int64_t* out_index) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < qt * k;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t at = offset[i / k] + i % k;
+    out_dist[i] = sorted_dist[at];
+    out_index[i] = sorted_index[at];
   }
 }
 
@@ -1793,8 +1781,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // Rows already resident count in what is free; a budget the user set holds them too.
   if (prepared && !options.device_memory_budget) budget += train_bytes;
   // Per query row: its data and candidates, and its approximate values against every training row.
+  // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
+  // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
+  // select's 8 KiB a query too, since k > kFastK there.
   const std::size_t per_query_fixed =
-      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * 32 + 64;
+      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64;
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: search them in parts that do (half of what
@@ -1911,7 +1902,6 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   }
 
   std::vector<std::int64_t> offsets;
-  std::vector<int> too_many;
 
   StageTimer timer;
   if (items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
@@ -2021,8 +2011,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     ctx.count.resize(static_cast<std::size_t>(qt) + 1);
     ctx.offset.resize(static_cast<std::size_t>(qt) + 1);
     // tau from each query's k-th upper bound, by knn::prim's batched radix select over the bounds
-    // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below,
-    // less than the candidates' share of per_query_fixed since k > kFastK).
+    // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below).
     ctx.kth.resize(static_cast<std::size_t>(qt));
     std::size_t kth_bytes = 0;
     check_prim(knn::prim::radix_select_kth(nullptr, kth_bytes, UpperBounds{bounds}, qt, n, k, ctx.kth.get(), false, st));
@@ -2052,41 +2041,29 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     exact_distances<<<blocks_for(total, 128), 128, 0, st>>>(ctx.q.get(), d_train, d, metric, ctx.cand.get(), ctx.cand_query.get(),
                                                             total, ctx.dist.get());
     KNN_LAUNCHED(exact_distances);
+    // Each query's candidates sorted by (distance, index): knn::prim's segmented sort is stable and
+    // the candidates are in index order, so sorting by distance alone gives that order.
+    ctx.sorted_dist.resize(static_cast<std::size_t>(total));
+    ctx.sorted_index.resize(static_cast<std::size_t>(total));
+    std::size_t sort_bytes = 0;
+    check_prim(knn::prim::segmented_sort_pairs(nullptr, sort_bytes, ctx.dist.get(), ctx.sorted_dist.get(), ctx.cand.get(),
+                                               ctx.sorted_index.get(), total, qt, ctx.offset.get(), ctx.offset.get() + 1, 0, 64, st));
+    ctx.temp.resize(sort_bytes);
+    check_prim(knn::prim::segmented_sort_pairs(ctx.temp.get(), sort_bytes, ctx.dist.get(), ctx.sorted_dist.get(), ctx.cand.get(),
+                                               ctx.sorted_index.get(), total, qt, ctx.offset.get(), ctx.offset.get() + 1, 0, 64, st));
     ctx.out_dist.resize(static_cast<std::size_t>(qt * k));
     ctx.out_index.resize(static_cast<std::size_t>(qt * k));
-    ctx.left.resize(static_cast<std::size_t>(qt));
-    KNN_CUDA(cudaMemsetAsync(ctx.left.get(), 0, static_cast<std::size_t>(qt) * sizeof(int), st));
-    sort_and_take<<<static_cast<unsigned>(qt), 256, 0, st>>>(ctx.dist.get(), ctx.cand.get(), ctx.offset.get(), k, ctx.out_dist.get(),
-                                                             ctx.out_index.get(), ctx.left.get());
-    KNN_LAUNCHED(sort_and_take);
+    take_first_k<<<blocks_for(std::min<std::int64_t>(qt * k, std::int64_t{1} << 24), 256), 256, 0, st>>>(
+        ctx.sorted_dist.get(), ctx.sorted_index.get(), ctx.offset.get(), qt, k, ctx.out_dist.get(), ctx.out_index.get());
+    KNN_LAUNCHED(take_first_k);
+    timer.mark(st, "rank");
     KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, ctx.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
                              cudaMemcpyDeviceToHost, st));
     KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, ctx.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
                              cudaMemcpyDeviceToHost, st));
-    too_many.resize(static_cast<std::size_t>(qt));
-    KNN_CUDA(cudaMemcpyAsync(too_many.data(), ctx.left.get(), too_many.size() * sizeof(int), cudaMemcpyDeviceToHost, st));
-    timer.mark(st, "select");
+    timer.mark(st, "download");
     KNN_CUDA(cudaStreamSynchronize(st));
     timer.report(qt, n);
-    // Long candidate lists (large k, or many rows tied within the margin) are sorted on the host.
-    std::vector<std::pair<double, std::int64_t>> pairs;
-    std::vector<double> hd;
-    std::vector<std::int64_t> hi;
-    for (std::int64_t i = 0; i < qt; ++i) {
-      if (!too_many[static_cast<std::size_t>(i)]) continue;
-      const std::int64_t b = offsets[static_cast<std::size_t>(i)], m = offsets[static_cast<std::size_t>(i) + 1] - b;
-      hd.resize(static_cast<std::size_t>(m));
-      hi.resize(static_cast<std::size_t>(m));
-      KNN_CUDA(cudaMemcpy(hd.data(), ctx.dist.get() + b, static_cast<std::size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost));
-      KNN_CUDA(cudaMemcpy(hi.data(), ctx.cand.get() + b, static_cast<std::size_t>(m) * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
-      pairs.resize(static_cast<std::size_t>(m));
-      for (std::int64_t x = 0; x < m; ++x) pairs[static_cast<std::size_t>(x)] = {hd[static_cast<std::size_t>(x)], hi[static_cast<std::size_t>(x)]};
-      std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
-      for (std::int64_t x = 0; x < k; ++x) {
-        out.distance[static_cast<std::size_t>((q0 + i) * k + x)] = pairs[static_cast<std::size_t>(x)].first;
-        out.index[static_cast<std::size_t>((q0 + i) * k + x)] = pairs[static_cast<std::size_t>(x)].second;
-      }
-    }
   }
   if (undelivered) deliver(ctx, finished, out);
   // The training rows uploaded for this search only are freed on return, so nothing may still
