@@ -2005,7 +2005,6 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       continue;
     }
-    allocate_out();
     // (2) tau, (3) candidates.
     ctx.tau.resize(static_cast<std::size_t>(qt));
     ctx.count.resize(static_cast<std::size_t>(qt) + 1);
@@ -2057,6 +2056,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         ctx.sorted_dist.get(), ctx.sorted_index.get(), ctx.offset.get(), qt, k, ctx.out_dist.get(), ctx.out_index.get());
     KNN_LAUNCHED(take_first_k);
     timer.mark(st, "rank");
+    // The host's result arrays are filled (allocate_out) while the device works on the above.
+    allocate_out();
     KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, ctx.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
                              cudaMemcpyDeviceToHost, st));
     KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, ctx.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
