@@ -184,16 +184,18 @@ TEST(CudaBackend, MoreTiedRowsThanSharedMemoryRanks) {
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // 6,000 copies of one row among random ones: for a query at that row every copy is a
-  // candidate, past what one block ranks in shared memory, so the host ranks that list; a query
-  // elsewhere takes the ordinary lists. Both must still equal the CPU's, ties by index.
+  // 3,000 copies of one row and 2,000 of another among random ones: for a query at either row
+  // every copy is a candidate, past what one block ranks in shared memory, so those lists are
+  // ranked by the segmented sort (two in one group); queries elsewhere take the ordinary lists.
+  // All must still equal the CPU's, ties by index.
   auto train = knn::test::random_matrix(9000, 24, rng);
-  for (std::size_t i = 0; i < train.rows; i += 3)
-    if (i / 3 < 6000) std::copy_n(train.row(1), train.cols, train.row(i));
-  knn::Matrix q(3, train.cols);
+  for (std::size_t i = 0; i < train.rows; i += 3) std::copy_n(train.row(1), train.cols, train.row(i));
+  for (std::size_t i = 4; i < 6000; i += 3) std::copy_n(train.row(4), train.cols, train.row(i));
+  knn::Matrix q(4, train.cols);
   std::copy_n(train.row(1), train.cols, q.row(0));
   std::copy_n(train.row(2), train.cols, q.row(1));
   for (std::size_t j = 0; j < q.cols; ++j) q(2, j) = 0.5f;
+  std::copy_n(train.row(4), train.cols, q.row(3));
   for (auto m : kMetrics)
     for (std::size_t k : {1u, 3u, 64u, 2048u, 2049u}) {
       const std::string what = std::string(knn::to_string(m)) + " k=" + std::to_string(k);

@@ -390,9 +390,9 @@ TEST(CudaScale, SearchesScaleTheQueriesOnTheGpu) {
     }
 }
 
-// 6,000 copies of one training row: a query there has more candidates than a block ranks in
-// shared memory, so the host ranks them, with the query as the device scaled it.
-TEST(CudaScale, HostRankedQueriesAreTheScaledOnes) {
+// 3,000 copies of one training row: a query there has more candidates than a block ranks in
+// shared memory, so its list is ranked by the segmented sort, with the query as the device scaled it.
+TEST(CudaScale, LongListsRankTheScaledQueries) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -1,11 +1,11 @@
 // kNN on the GPU backend against the CPU backend: Fashion-MNIST (from the CSVs that
-// scripts/fashion_mnist_csv.py writes), the synthetic 1,000,000 x 128 set, k above 2,048, and a scaling table.
+// scripts/fashion_mnist_csv.py writes), the synthetic 1,000,000 x 128 set, k above 2,048, repeated rows, and a scaling table.
 // Times are wall-clock medians of whole search calls (host data in, neighbours out), so they
 // include the transfers; beside them, the peak device memory of each row (DevicePeak says what it
 // holds). PyTorch and FAISS run beside it from bench/gpu/torch_knn.py.
 //
 //   bench_knn_gpu [TRAIN_CSV TEST_CSV [--no-scaling | --fm-only | --stages]]
-//   bench_knn_gpu --large-k   (only the table of k above 2,048)
+//   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -348,6 +348,27 @@ void large_k() {
   }
 }
 
+// Tabular data with many repeated rows: every query's list holds 5,000 rows tied at its k-th,
+// more than a block ranks in shared memory, so the lists are ranked by the segmented sort.
+void duplicates() {
+  std::mt19937_64 rng(5);
+  const auto distinct = uniform(40, 32, rng);
+  knn::Matrix train(200000, 32), q(1000, 32);
+  for (std::size_t i = 0; i < train.rows; ++i) std::copy_n(distinct.row(i % distinct.rows), 32, train.row(i));
+  for (std::size_t i = 0; i < q.rows; ++i) std::copy_n(distinct.row((i * 7) % distinct.rows), 32, q.row(i));
+  knn::Matrix check_q(20, 32);
+  std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
+  std::printf("\n| 200,000 x 32 training rows: 40 distinct rows, 5,000 copies each; 1,000 queries at them | time (ms) | of 20 queries checked, neighbours differing from CPU |\n|---|---|---|\n");
+  for (std::size_t k : {10u, 100u}) {
+    const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
+    for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+      knn::Neighbors nb;
+      const GpuRow r = gpu_row(p, train, true, 3, [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, train, q, k, prep); });
+      std::printf("| k = %zu, %s | %.1f | %zu |\n", k, p == knn::Precision::fp32 ? "fp32" : "tf32", r.ms, mismatches(nb, cpu, 20));
+    }
+  }
+}
+
 // Shapes up to 8 GiB of training rows run (10^6 x 1,024 is 3.8 GiB, 10^7 x 128 is 4.8 GiB):
 // 10^7 x 1,024 would be 38 GiB, more than the backend keeps on a GPU (prepare() declines more
 // than a quarter of the free memory), so it would time uploads in parts rather than this table's
@@ -441,12 +462,14 @@ int main(int argc, char** argv) {
     load_kernels();
     if (argc >= 2 && std::string(argv[1]) == "--large-k") {
       large_k();
+      duplicates();
       return 0;
     }
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);
     if (argc >= 4 && std::string(argv[3]) == "--fm-only") return 0;
     synthetic();
     large_k();
+    duplicates();
     if (!(argc >= 4 && std::string(argv[3]) == "--no-scaling")) scaling();
     std::printf("\npeak device memory: the most in use on the device (cudaMemGetInfo, sampled every 0.1 ms) while a backend made\n"
                 "for the row uploaded the training rows and ran its first search, less what was in use before: the training rows,\n"

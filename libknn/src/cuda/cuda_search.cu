@@ -425,15 +425,39 @@ __device__ __forceinline__ int pow2_at_least(std::int64_t m) {
   return size;
 }
 
-// The first k of each query's sorted candidates (a query has at least k).
-__global__ void take_first_k(const double* sorted_dist, const std::int64_t* sorted_index, const std::int64_t* offset,
-                             std::int64_t qt, std::int64_t k, double* out_dist, std::int64_t* out_index) {
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < qt * k;
+// The first k of each sorted list (list x starts at begins[x] and holds at least k), to rows x of
+// out_dist and out_index; with `only`, the lists x with only[x] set alone.
+template <class BeginIt>
+__global__ void take_first_k(const double* sorted_dist, const std::int64_t* sorted_index, BeginIt begins, const int* only,
+                             std::int64_t lists, std::int64_t k, double* out_dist, std::int64_t* out_index) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lists * k;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t at = offset[i / k] + i % k;
+    const std::int64_t x = i / k;
+    if (only && !only[x]) continue;
+    const std::int64_t at = begins[x] + i % k;
     out_dist[i] = sorted_dist[at];
     out_index[i] = sorted_index[at];
   }
+}
+
+// Lists [begins[x], ends[x]) of candidates (distance, training row), each in row order, sorted by
+// (distance, row) with knn::prim's stable segmented sort, and the first k of each (of those with
+// only[x] set, when `only` is given) written to rows x of ctx.out_dist and ctx.out_index, which
+// hold lists x k places. Uses ctx.sorted_dist, ctx.sorted_index and ctx.temp.
+template <class BeginIt, class EndIt>
+void rank_lists(GpuContext& ctx, const double* dist, const std::int64_t* index, std::int64_t places, std::int64_t lists,
+                BeginIt begins, EndIt ends, const int* only, std::int64_t k, cudaStream_t st) {
+  ctx.sorted_dist.resize(static_cast<std::size_t>(places));
+  ctx.sorted_index.resize(static_cast<std::size_t>(places));
+  std::size_t bytes = 0;
+  check_prim(knn::prim::segmented_sort_pairs(nullptr, bytes, dist, ctx.sorted_dist.get(), index, ctx.sorted_index.get(), places, lists,
+                                             begins, ends, 0, 64, st));
+  ctx.temp.resize(bytes);
+  check_prim(knn::prim::segmented_sort_pairs(ctx.temp.get(), bytes, dist, ctx.sorted_dist.get(), index, ctx.sorted_index.get(), places,
+                                             lists, begins, ends, 0, 64, st));
+  take_first_k<<<blocks_for(std::min<std::int64_t>(lists * k, std::int64_t{1} << 24), 256), 256, 0, st>>>(
+      ctx.sorted_dist.get(), ctx.sorted_index.get(), begins, only, lists, k, ctx.out_dist.get(), ctx.out_index.get());
+  KNN_LAUNCHED(take_first_k);
 }
 
 // ---- The path for k <= kFastK: two reads of the product, candidates ranked per query block ----
@@ -1586,12 +1610,31 @@ void deliver(GpuContext& ctx, const TileResults& r, Neighbors& out) {
   }
 }
 
+// Lists of the second round longer than rank_candidates' shared memory (many rows tied within
+// the margin; flagged in `left`): the defined distance of each of their candidates, a block a list.
+__global__ void long_list_distances(const float* q, const float* t, int d, int metric, Slots s, const int* left, double* dist) {
+  const int x = static_cast<int>(blockIdx.x);
+  if (!left[x]) return;
+  const float* qr = q + static_cast<std::int64_t>(s.row_of(x)) * d;
+  const std::int64_t b = s.base_of(x), m = s.limit_of(x);
+  for (std::int64_t c = threadIdx.x; c < m; c += blockDim.x) dist[b + c] = exact_distance(qr, t + s.index[b + c] * d, d, metric);
+}
+
+// The second round's lists as segments for rank_lists: list x is [base[x], base[x] + limit[x]) when
+// left[x] is set, empty otherwise.
+struct LongListEnds {
+  const std::int64_t* base;
+  const std::int64_t* limit;
+  const int* left;
+  __device__ std::int64_t operator[](std::int64_t x) const { return left[x] ? base[x] + limit[x] : base[x]; }
+};
+
 // After every chunk of the tile `t` was queued: waits for them, and runs a second round for the
 // queries whose list overflowed. What the tile found is left in `r` for deliver(), which can run
 // while the device works on the next tile (the second round needs this tile's products, so it
 // runs before the next tile's product overwrites them; the fused path computes its products again).
 // timing: print the wait for the device and the second round's counts (KNN_GPU_TIMING).
-void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, TileResults& res, bool timing) {
+void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool timing) {
   cudaStream_t st = ctx.select_stream->s;
   const auto wait_start = std::chrono::steady_clock::now();
   KNN_CUDA(cudaStreamSynchronize(st));
@@ -1612,19 +1655,17 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, Til
   const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
 
   // Second round, for the queries whose list overflowed: collected again at their exact size,
-  // in groups no larger than the first round's lists; ranked on the device when they fit in
-  // shared memory, on the host otherwise.
+  // in groups no larger than the first round's lists; ranked in shared memory when they fit, by
+  // knn::prim's segmented sort otherwise.
   std::vector<int> rows;
   for (std::size_t i = 0; i < nq_tile; ++i)
     if (left[i]) rows.push_back(static_cast<int>(i));
-  std::size_t on_host = 0;
+  std::size_t on_sorted = 0;
   const std::int64_t group_places = std::max<std::int64_t>(qt * cap, 1);
   std::vector<int> group;
   std::vector<std::int64_t> base, limit;
   std::vector<double> gd;
-  std::vector<std::int64_t> gi, list;
-  std::vector<float> qrow;
-  std::vector<std::pair<double, std::int64_t>> pairs;
+  std::vector<std::int64_t> gi;
   for (std::size_t r = 0; r < rows.size();) {
     group.clear();
     base.clear();
@@ -1652,42 +1693,44 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, const Matrix& train, Til
     rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
         t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.out_dist.get(), ctx.out_index.get(), ctx.left.get());
     KNN_LAUNCHED(rank_candidates);
+    // Lists longer than shared memory holds: their distances, then sorted by knn::prim's segmented
+    // sort (each list is in row order) into the same rows of out_dist and out_index.
+    std::vector<int> longer(g);
+    KNN_CUDA(cudaMemcpyAsync(longer.data(), ctx.left.get(), g * sizeof(int), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    const auto long_lists = static_cast<std::size_t>(std::count(longer.begin(), longer.end(), 1));
+    if (long_lists) {
+      // collect() appends in no particular order: the lists are put in row order first, so that the
+      // stable sort by distance breaks ties by the smaller row.
+      const LongListEnds ends{ctx.slot_base.get(), ctx.slot_limit.get(), ctx.left.get()};
+      ctx.row_ordered.resize(static_cast<std::size_t>(places));
+      std::size_t bytes = 0;
+      check_prim(knn::prim::segmented_sort_keys(nullptr, bytes, ctx.cand.get(), ctx.row_ordered.get(), places, static_cast<std::int64_t>(g),
+                                                ctx.slot_base.get(), ends, 0, 64, st));
+      ctx.temp.resize(bytes);
+      check_prim(knn::prim::segmented_sort_keys(ctx.temp.get(), bytes, ctx.cand.get(), ctx.row_ordered.get(), places,
+                                                static_cast<std::int64_t>(g), ctx.slot_base.get(), ends, 0, 64, st));
+      Slots ordered = again;
+      ordered.index = ctx.row_ordered.get();
+      ctx.dist.resize(static_cast<std::size_t>(places));
+      long_list_distances<<<static_cast<unsigned>(g), 256, 0, st>>>(t.q, t.train, t.d, t.metric, ordered, ctx.left.get(), ctx.dist.get());
+      KNN_LAUNCHED(long_list_distances);
+      rank_lists(ctx, ctx.dist.get(), ctx.row_ordered.get(), places, static_cast<std::int64_t>(g), ctx.slot_base.get(), ends, ctx.left.get(), k,
+                 st);
+      on_sorted += long_lists;
+    }
     gd.resize(g * static_cast<std::size_t>(k));
     gi.resize(g * static_cast<std::size_t>(k));
-    std::vector<int> still(g);
     KNN_CUDA(cudaMemcpyAsync(gd.data(), ctx.out_dist.get(), gd.size() * sizeof(double), cudaMemcpyDeviceToHost, st));
     KNN_CUDA(cudaMemcpyAsync(gi.data(), ctx.out_index.get(), gi.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaMemcpyAsync(still.data(), ctx.left.get(), g * sizeof(int), cudaMemcpyDeviceToHost, st));
     KNN_CUDA(cudaStreamSynchronize(st));
-    for (std::size_t x = 0; x < g; ++x) {
-      res.redone.push_back(group[x]);
-      if (!still[x]) {
-        res.dist.insert(res.dist.end(), gd.begin() + static_cast<std::ptrdiff_t>(x * k), gd.begin() + static_cast<std::ptrdiff_t>((x + 1) * k));
-        res.index.insert(res.index.end(), gi.begin() + static_cast<std::ptrdiff_t>(x * k), gi.begin() + static_cast<std::ptrdiff_t>((x + 1) * k));
-        continue;
-      }
-      // More candidates than shared memory holds (many rows tied within the margin): the host
-      // ranks them with the same defined distance.
-      ++on_host;
-      list.resize(static_cast<std::size_t>(limit[x]));
-      KNN_CUDA(cudaMemcpy(list.data(), ctx.cand.get() + base[x], list.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
-      // The query as the device holds it: scaled there when the request has a scaler.
-      qrow.resize(train.cols);
-      KNN_CUDA(cudaMemcpy(qrow.data(), t.q + static_cast<std::size_t>(group[x]) * train.cols, train.cols * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-      pairs.resize(list.size());
-      for (std::size_t c = 0; c < list.size(); ++c)
-        pairs[c] = {distance(qrow.data(), train.row(static_cast<std::size_t>(list[c])), train.cols, t.kind), list[c]};
-      std::partial_sort(pairs.begin(), pairs.begin() + k, pairs.end());
-      for (std::int64_t c = 0; c < k; ++c) {
-        res.dist.push_back(pairs[static_cast<std::size_t>(c)].first);
-        res.index.push_back(pairs[static_cast<std::size_t>(c)].second);
-      }
-    }
+    res.redone.insert(res.redone.end(), group.begin(), group.end());
+    res.dist.insert(res.dist.end(), gd.begin(), gd.end());
+    res.index.insert(res.index.end(), gi.begin(), gi.end());
   }
   if (timing)
-    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked on the host\n", rows.size(), nq_tile,
-                 on_host);
+    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked by the segmented sort\n", rows.size(),
+                 nq_tile, on_sorted);
 }
 
 }  // namespace
@@ -1996,7 +2039,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, d_half, kdim, kh, nullptr, d_max_tn};
       fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
-                         train, finished, timer.on());
+                         finished, timer.on());
       undelivered = true;
       results ^= 1;
       timer.report(qt, n);
@@ -2040,21 +2083,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     exact_distances<<<blocks_for(total, 128), 128, 0, st>>>(ctx.q.get(), d_train, d, metric, ctx.cand.get(), ctx.cand_query.get(),
                                                             total, ctx.dist.get());
     KNN_LAUNCHED(exact_distances);
-    // Each query's candidates sorted by (distance, index): knn::prim's segmented sort is stable and
-    // the candidates are in index order, so sorting by distance alone gives that order.
-    ctx.sorted_dist.resize(static_cast<std::size_t>(total));
-    ctx.sorted_index.resize(static_cast<std::size_t>(total));
-    std::size_t sort_bytes = 0;
-    check_prim(knn::prim::segmented_sort_pairs(nullptr, sort_bytes, ctx.dist.get(), ctx.sorted_dist.get(), ctx.cand.get(),
-                                               ctx.sorted_index.get(), total, qt, ctx.offset.get(), ctx.offset.get() + 1, 0, 64, st));
-    ctx.temp.resize(sort_bytes);
-    check_prim(knn::prim::segmented_sort_pairs(ctx.temp.get(), sort_bytes, ctx.dist.get(), ctx.sorted_dist.get(), ctx.cand.get(),
-                                               ctx.sorted_index.get(), total, qt, ctx.offset.get(), ctx.offset.get() + 1, 0, 64, st));
+    // Each query's candidates sorted by (distance, index), the first k taken.
     ctx.out_dist.resize(static_cast<std::size_t>(qt * k));
     ctx.out_index.resize(static_cast<std::size_t>(qt * k));
-    take_first_k<<<blocks_for(std::min<std::int64_t>(qt * k, std::int64_t{1} << 24), 256), 256, 0, st>>>(
-        ctx.sorted_dist.get(), ctx.sorted_index.get(), ctx.offset.get(), qt, k, ctx.out_dist.get(), ctx.out_index.get());
-    KNN_LAUNCHED(take_first_k);
+    rank_lists(ctx, ctx.dist.get(), ctx.cand.get(), total, qt, ctx.offset.get(), ctx.offset.get() + 1, nullptr, k, st);
     timer.mark(st, "rank");
     // The host's result arrays are filled (allocate_out) while the device works on the above.
     allocate_out();

@@ -138,7 +138,7 @@ struct GpuContext {
   void for_each_buffer(F&& f) {
     f(q), f(q_split), f(s), f(qn), f(dist), f(out_dist), f(tau), f(count), f(offset), f(cand), f(out_index), f(exclude), f(cand_query),
         f(left), f(found), f(slot_row), f(slot_base), f(slot_limit), f(temp), f(sample_tn), f(sample_up), f(sample_dn),
-        f(sample_exclude), f(max_tn), f(half_rows), f(scaler_offset), f(scaler_scale), f(scale_bad), f(kth), f(sorted_dist), f(sorted_index);
+        f(sample_exclude), f(max_tn), f(half_rows), f(scaler_offset), f(scaler_scale), f(scale_bad), f(kth), f(sorted_dist), f(sorted_index), f(row_ordered);
   }
   std::size_t bytes() {
     std::size_t total = 0;
@@ -194,10 +194,12 @@ struct GpuContext {
   // that overflowed (scale_rows).
   DeviceArray<double> scaler_offset, scaler_scale;
   DeviceArray<unsigned long long> scale_bad;
-  // Large k: each query's k-th upper bound (radix_select_kth), and its candidates sorted.
+  // Large k: each query's k-th upper bound (radix_select_kth). Lists ranked by the segmented sort
+  // (large k, and second-round lists too long for shared memory): sorted distances and rows, and
+  // the second round's lists in row order.
   DeviceArray<float> kth;
   DeviceArray<double> sorted_dist;
-  DeviceArray<std::int64_t> sorted_index;
+  DeviceArray<std::int64_t> sorted_index, row_ordered;
 };
 
 }  // namespace knn::cuda
