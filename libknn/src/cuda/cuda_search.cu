@@ -57,7 +57,6 @@ namespace knn::cuda {
 
 namespace {
 
-
 // With KNN_GPU_TIMING set, a search runs its stages one after another and prints how long each
 // took on the device (stderr, one line per tile): where the time goes, without a profiler.
 class StageTimer {
@@ -882,7 +881,6 @@ struct Tile {
   const float* train;  // n x d training rows
   std::int64_t q0, qt, n, k;
   int d, metric;
-  Metric kind;
   int results;  // the set of ctx.host its first-round results go to
   const struct FusedPlan* fused = nullptr;  // set: candidates by fused_collect, tau from its sample
 };
@@ -2025,7 +2023,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const Bounds chunk_bounds = make_bounds(c0, ctx.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
-      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, req.metric, results, fused ? &plan : nullptr},
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr},
                         c0, ctx.select_stream->s, timer);
     }
     const Bounds bounds = make_bounds(0, ctx.qn.get(), q0);
@@ -2038,7 +2036,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.q_split.get() : ctx.q.get(), split ? d_split : d_train, d_half, kdim, kh, nullptr, d_max_tn};
-      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, req.metric, results, fused ? &whole : nullptr},
+      fast_select_finish(ctx, Tile{bounds, ctx.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr},
                          finished, timer.on());
       undelivered = true;
       results ^= 1;
