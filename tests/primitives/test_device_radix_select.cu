@@ -5,33 +5,15 @@
 
 #include <limits>
 
+#include "select_cases.cuh"
 #include "test_util.cuh"
 
 namespace {
 using namespace knn::prim;
 using knn::prim::test::DeviceBuffer;
 using knn::prim::test::TempStorage;
-
-enum class Fill { random, all_equal, few_distinct, special, sorted, reversed };
-
-std::vector<float> make_matrix(std::int64_t rows, std::int64_t cols, Fill fill, std::mt19937_64& rng) {
-  std::vector<float> m(rows * cols);
-  std::uniform_real_distribution<float> d(0.f, 100.f);
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
-                            -0.f, 0.f, std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), 1.f, -1.f};
-  for (std::int64_t i = 0; i < rows * cols; ++i) {
-    switch (fill) {
-      case Fill::all_equal: m[i] = 3.5f; break;
-      case Fill::few_distinct: m[i] = static_cast<float>(rng() % 3); break;
-      case Fill::special: m[i] = rng() % 2 ? specials[rng() % 8] : d(rng) - 50.f; break;
-      case Fill::sorted: m[i] = static_cast<float>(i % cols); break;
-      case Fill::reversed: m[i] = static_cast<float>(cols - i % cols); break;
-      default: m[i] = d(rng); break;
-    }
-  }
-  return m;
-}
+using knn::prim::test::Fill;
+using knn::prim::test::make_matrix;
 
 void check(const std::vector<float>& host, std::int64_t rows, std::int64_t cols, std::int64_t k, bool largest) {
   SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " k " + std::to_string(k) +
