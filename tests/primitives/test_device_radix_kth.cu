@@ -73,39 +73,16 @@ TEST(DeviceRadixKth, ShapesAndK) {
   KNN_PRIM_SEED(seed);
   std::mt19937_64 rng(seed);
   const std::int64_t chunk = detail::RadixKthPolicy::min_chunk_items;
-  const std::int64_t shapes[][2] = {{1, 1}, {3, 31}, {5, 32}, {4, 33}, {2, 1000}, {7, 4095},
-                                    {3, 4097}, {2, chunk}, {3, chunk + 1}, {5, 3 * chunk + 5}, {2, 100003}};
-  for (const auto& s : shapes) {
-    const std::int64_t rows = s[0], cols = s[1];
-    if (test::quick_run() && cols > 20000) continue;
-    const auto m = make_matrix(rows, cols, Fill::random, rng);
-    for (std::int64_t k : {std::int64_t{1}, std::int64_t{2}, std::int64_t{10}, std::int64_t{100},
-                           std::int64_t{1000}, cols / 2, cols - 1, cols}) {
-      if (k < 1 || k > cols) continue;
-      check(m, rows, cols, k, false);
-      check(m, rows, cols, k, true);
-      if (::testing::Test::HasFailure()) return;
-    }
-  }
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
+      {1, 1}, {3, 31}, {5, 32}, {4, 33}, {2, 1000}, {7, 4095}, {3, 4097}, {2, chunk}, {3, chunk + 1}, {5, 3 * chunk + 5}, {2, 100003}};
+  test::for_shapes_and_k(shapes, rng, check);
 }
 
 TEST(DeviceRadixKth, TiesAndSpecialValues) {
   KNN_PRIM_REQUIRE_GPU();
   KNN_PRIM_SEED(seed);
   std::mt19937_64 rng(seed);
-  for (Fill fill : {Fill::all_equal, Fill::few_distinct, Fill::special, Fill::sorted, Fill::reversed}) {
-    SCOPED_TRACE("fill " + std::to_string(static_cast<int>(fill)));
-    for (std::int64_t cols : {std::int64_t{33}, std::int64_t{5000}, std::int64_t{40000}}) {
-      if (test::quick_run() && cols > 20000) continue;
-      const std::int64_t rows = 3;
-      const auto m = make_matrix(rows, cols, fill, rng);
-      for (std::int64_t k : {std::int64_t{1}, std::int64_t{7}, std::int64_t{32}, cols / 2, cols}) {
-        check(m, rows, cols, k, false);
-        check(m, rows, cols, k, true);
-        if (::testing::Test::HasFailure()) return;
-      }
-    }
-  }
+  test::for_ties_and_special_values(rng, check);
 }
 
 // Values that differ only in their lowest bits (the third pass's digit), and all of one sign
