@@ -169,6 +169,13 @@ void load_kernels() {
   }
 }
 
+// The first `rows` rows of m: the queries a table checks against the CPU backend.
+knn::Matrix first_rows(const knn::Matrix& m, std::size_t rows) {
+  knn::Matrix head(rows, m.cols);
+  std::copy_n(m.values.begin(), head.values.size(), head.values.begin());
+  return head;
+}
+
 std::size_t mismatches(const knn::Neighbors& a, const knn::Neighbors& b, std::size_t queries) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < queries * a.k; ++i) bad += a.index[i] != b.index[i] || a.distance[i] != b.distance[i];
@@ -310,8 +317,7 @@ void synthetic() {
   std::mt19937_64 rng(1);
   const auto train = uniform(1000000, 128, rng);
   const auto q = uniform(10000, 128, rng);
-  knn::Matrix check_q(100, 128);
-  std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
+  const knn::Matrix check_q = first_rows(q, 100);
   std::printf("\n| synthetic 1,000,000 x 128, 10,000 queries, training rows on the GPU | time (ms) | of 100 queries checked, neighbours differing from CPU | peak device memory (MiB) |\n|---|---|---|---|\n");
   for (std::size_t k : {10u, 1000u}) {
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);
@@ -336,8 +342,7 @@ void large_k() {
   const std::size_t shapes[][2] = {{2000, 4096}, {200, 4096}, {200, 16384}};
   for (const auto& s : shapes) {
     const auto q = uniform(s[0], 64, rng);
-    knn::Matrix check_q(20, 64);
-    std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
+    const knn::Matrix check_q = first_rows(q, 20);
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, s[1]);
     for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
       knn::Neighbors nb;
@@ -356,8 +361,7 @@ void duplicates() {
   knn::Matrix train(200000, 32), q(1000, 32);
   for (std::size_t i = 0; i < train.rows; ++i) std::copy_n(distinct.row(i % distinct.rows), 32, train.row(i));
   for (std::size_t i = 0; i < q.rows; ++i) std::copy_n(distinct.row((i * 7) % distinct.rows), 32, q.row(i));
-  knn::Matrix check_q(20, 32);
-  std::copy_n(q.values.begin(), check_q.values.size(), check_q.values.begin());
+  const knn::Matrix check_q = first_rows(q, 20);
   std::printf("\n| 200,000 x 32 training rows: 40 distinct rows, 5,000 copies each; 1,000 queries at them | time (ms) | of 20 queries checked, neighbours differing from CPU |\n|---|---|---|\n");
   for (std::size_t k : {10u, 100u}) {
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, check_q, k);

@@ -277,6 +277,12 @@ struct Bounds {
         l = -INFINITY;
       }
     }
+
+    // Bounds of training row j of this query's tile: NaN for both when masked().
+    __device__ void bounds_at(std::int64_t j, float& u, float& l) const {
+      at(s[j], metric == 1 ? 0.0 : tn[j], u, l);
+      if (masked(j)) u = l = NAN;
+    }
   };
 
   __device__ Row row_of(int row) const {
@@ -286,11 +292,7 @@ struct Bounds {
                __double2float_ru(q), __double2float_rd(q), c_up, c_dn, l2_abs_up};
   }
 
-  __device__ void operator()(int row, std::int64_t j, float& u, float& l) const {
-    const Row r = row_of(row);
-    r.at(r.s[j], metric == 1 ? 0.0 : tn[j], u, l);
-    if (r.masked(j)) u = l = NAN;
-  }
+  __device__ void operator()(int row, std::int64_t j, float& u, float& l) const { row_of(row).bounds_at(j, u, l); }
 };
 
 // float l1 sums of a tile of queries against all training rows: 16 x 16 pairs per block.
@@ -322,9 +324,8 @@ struct UpperBounds {
   struct Row {
     Bounds::Row r;
     __device__ float operator()(long long j) const {
-      if (r.masked(j)) return NAN;
       float u, l;
-      r.at(r.s[j], r.metric == 1 ? 0.0 : r.tn[j], u, l);
+      r.bounds_at(j, u, l);
       return u;
     }
   };
