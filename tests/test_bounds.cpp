@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "common/bounds.hpp"
+#include "arith/bounds.hpp"
 
 namespace {
 

@@ -102,7 +102,7 @@ TEST(Csv, ErrorsNameFileLineColumnAndQuoteTheValue) {
   EXPECT_NE(error_of("e7.csv", "").find("e7.csv: empty file"), std::string::npos);
   knn::CsvOptions o;
   o.label = "nope";
-  EXPECT_NE(error_of("e8.csv", "a,l\n1,x\n", o).find("option --label: no column named \"nope\""), std::string::npos);
+  EXPECT_NE(error_of("e8.csv", "a,l\n1,x\n", o).find("parameter label: no column named \"nope\""), std::string::npos);
   o.label = "5";
   EXPECT_NE(error_of("e9.csv", "a,l\n1,x\n", o).find("out of range"), std::string::npos);
   o.label = "a";

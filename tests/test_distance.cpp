@@ -43,5 +43,20 @@ TEST(Error, QuoteEscapesAndCuts) {
   EXPECT_EQ(knn::quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\x01\"");
   EXPECT_EQ(knn::quote(std::string(45, 'x')), "\"" + std::string(40, 'x') + "...\"");
   EXPECT_EQ(knn::Error::at("f.csv", 3, 2, "bad").what(), std::string("f.csv:3:2: bad"));
-  EXPECT_EQ(knn::Error::option("k", "bad").what(), std::string("option --k: bad"));
+  EXPECT_EQ(knn::Error::parameter("k", "bad").what(), std::string("parameter k: bad"));
+}
+
+TEST(Error, ProgramsSpellParametersAsOptions) {
+  const knn::Error e = knn::Error::parameter("scaling", "conflicts with " + knn::param("metric") + " cosine");
+  EXPECT_EQ(std::string(e.what()), "parameter scaling: conflicts with metric cosine");
+  EXPECT_EQ(e.parameter_name(), "scaling");
+  const auto flag = [](std::string_view p) { return "--" + std::string(p); };
+  EXPECT_EQ(e.message(flag, [&](std::string_view p) { return "option " + flag(p); }),
+            "option --scaling: conflicts with --metric cosine");
+  // The detail and the name make the same error again (how ranks pass errors to each other).
+  const knn::Error again = knn::Error::parameter(e.parameter_name(), e.detail());
+  EXPECT_EQ(std::string(again.what()), std::string(e.what()));
+  // A quoted value cannot hold a parameter's marks.
+  const knn::Error q("value " + knn::quote("\x01k\x02"));
+  EXPECT_EQ(q.message(flag, flag), std::string(q.what()));
 }

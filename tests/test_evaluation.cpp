@@ -7,7 +7,7 @@
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 #include "knn/evaluation.hpp"
-#include "knn/metrics.hpp"
+#include "knn/scores.hpp"
 #include "knn/model.hpp"
 #include "test_util.hpp"
 

@@ -171,7 +171,7 @@ TEST(Search, ValidatesKAndDimensions) {
       knn::search(*b, r);
       FAIL() << k;
     } catch (const knn::Error& e) {
-      EXPECT_NE(std::string(e.what()).find("option --k: \"" + std::to_string(k) + "\" is out of range: it must be from 1 to 3"),
+      EXPECT_NE(std::string(e.what()).find("parameter k: \"" + std::to_string(k) + "\" is out of range: it must be from 1 to 3"),
                 std::string::npos)
           << e.what();
     }

@@ -55,7 +55,7 @@ TEST(Weights, ParseErrorsNameTheOption) {
       knn::Weights::parse(bad);
       FAIL() << bad;
     } catch (const knn::Error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("option --weights: ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("parameter weights: ", 0), 0u) << e.what();
     }
   }
   EXPECT_EQ(knn::Weights::parse("inverse:0.5").to_string(), "inverse:0.5");

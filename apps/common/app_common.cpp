@@ -28,20 +28,20 @@ bool parse_u64(const std::string& text, std::uint64_t& out) {
 std::size_t parse_count(const std::string& option, const std::string& text, std::size_t min_value) {
   std::uint64_t v = 0;
   if (!parse_u64(text, v) || v < min_value)
-    throw Error::option(option, quote(text) + " is not a whole number >= " + std::to_string(min_value));
+    throw option_error(option, quote(text) + " is not a whole number >= " + std::to_string(min_value));
   return static_cast<std::size_t>(v);
 }
 
 std::uint64_t parse_seed(const std::string& text) {
   std::uint64_t v = 0;
-  if (!parse_u64(text, v)) throw Error::option("seed", quote(text) + " is not a whole number from 0 to 2^64-1");
+  if (!parse_u64(text, v)) throw option_error("seed", quote(text) + " is not a whole number from 0 to 2^64-1");
   return v;
 }
 
 char parse_delimiter(const std::string& text) {
   if (text == "\\t" || text == "tab") return '\t';
   if (text.size() != 1 || text[0] == '"' || text[0] == '\n' || text[0] == '\r')
-    throw Error::option("delimiter", quote(text) + " is not a single character (use \\t or tab for a tab)");
+    throw option_error("delimiter", quote(text) + " is not a single character (use \\t or tab for a tab)");
   return text[0];
 }
 
@@ -59,7 +59,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 std::vector<std::size_t> parse_k_list(const std::string& text) {
   std::vector<std::size_t> ks;
-  const auto bad = [&](const std::string& why) { return Error::option("k", quote(text) + ": " + why); };
+  const auto bad = [&](const std::string& why) { return option_error("k", quote(text) + ": " + why); };
   if (text.find(':') != std::string::npos) {
     std::vector<std::string> parts;
     std::size_t b = 0;
@@ -84,7 +84,7 @@ std::vector<std::size_t> parse_k_list(const std::string& text) {
     for (const auto& p : split_list(text)) {
       std::uint64_t v = 0;
       if (!parse_u64(p, v) || v < 1)
-        throw Error::option("k", quote(text) + (p == text ? "" : ": " + quote(p)) + " is not a whole number >= 1");
+        throw option_error("k", quote(text) + (p == text ? "" : ": " + quote(p)) + " is not a whole number >= 1");
       ks.push_back(static_cast<std::size_t>(v));
     }
   }
@@ -209,11 +209,28 @@ cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const 
   }
 }
 
+std::string option_name(std::string_view parameter) {
+  // The library's parameters whose option is spelled otherwise; the rest share their names.
+  static const std::pair<std::string_view, std::string_view> renamed[] = {
+      {"scaling", "scale"}, {"device_memory_budget", "gpu-memory"}, {"ks", "k"}, {"path", "train"}};
+  for (const auto& [from, to] : renamed)
+    if (parameter == from) return "--" + std::string(to);
+  return "--" + std::string(parameter);
+}
+
+Error option_error(std::string_view option, std::string_view what) {
+  return Error("option --" + std::string(option) + ": " + std::string(what));
+}
+
+std::string error_line(const Error& e) {
+  return e.message(option_name, [](std::string_view p) { return "option " + option_name(p); });
+}
+
 int guarded(const char* prog, std::ostream& err, const std::function<int()>& body) {
   try {
     return body();
   } catch (const Error& e) {
-    err << prog << ": error: " << e.what() << '\n';
+    err << prog << ": error: " << error_line(e) << '\n';
     return 2;
   } catch (const std::bad_alloc&) {
     err << prog << ": error: out of memory\n";
@@ -240,14 +257,14 @@ BackendOptions run_options(const cxxopts::ParseResult& r, std::ostream& err) {
   if (r.count("threads")) {
     const std::string text = r["threads"].as<std::string>();
     const std::size_t threads = parse_count("threads", text, 1);
-    if (threads > 1024) throw Error::option("threads", quote(text) + " is more than 1024");
+    if (threads > 1024) throw option_error("threads", quote(text) + " is more than 1024");
     b.threads = static_cast<int>(threads);
     omp_set_num_threads(b.threads);
   }
   b.precision = parse_precision(r["precision"].as<std::string>());
   if (r.count("gpu-memory")) {
     const std::size_t mib = parse_count("gpu-memory", r["gpu-memory"].as<std::string>(), 1);
-    if (mib > (std::size_t{1} << 30)) throw Error::option("gpu-memory", quote(r["gpu-memory"].as<std::string>()) + " MiB is more than 1 PiB");
+    if (mib > (std::size_t{1} << 30)) throw option_error("gpu-memory", quote(r["gpu-memory"].as<std::string>()) + " MiB is more than 1 PiB");
     b.device_memory_budget = mib << 20;
   }
   b.notice = [&err](const std::string& line) { err << "note: " << line << '\n'; };

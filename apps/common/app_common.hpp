@@ -8,9 +8,11 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "knn/dataset.hpp"
+#include "knn/error.hpp"
 #include "knn/search.hpp"
 
 namespace knn::app {
@@ -47,6 +49,13 @@ std::string json_number(double v);
 /// `help_hint` ends the unknown-option message, e.g. "see k-sweep --help".
 cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv,
                                      const std::string& help_hint);
+
+/// "option --NAME: WHAT", an error in the value of a program's option.
+Error option_error(std::string_view option, std::string_view what);
+/// The command-line option of a library parameter ("scaling" -> "--scale").
+std::string option_name(std::string_view parameter);
+/// The error's message with the library's parameters spelled as options.
+std::string error_line(const Error& e);
 
 /// Runs an app's body: knn::Error and out-of-memory become one line "PROG: error: ..." and exit
 /// code 2, anything unexpected exit code 1.

@@ -122,7 +122,7 @@ std::vector<Weights> parse_weights_list(const std::string& text) {
     const Weights w = Weights::parse(part);
     for (const auto& seen : out)
       if (seen.kind == w.kind && seen.param == w.param)
-        throw Error::option("weights", quote(text) + " names " + quote(w.to_string()) + " twice");
+        throw app::option_error("weights", quote(text) + " names " + quote(w.to_string()) + " twice");
     out.push_back(w);
   }
   return out;
@@ -133,7 +133,7 @@ std::vector<Metric> parse_metric_list(const std::string& text) {
   for (const auto& part : app::split_list(text)) {
     const Metric m = parse_metric(part);
     if (std::find(out.begin(), out.end(), m) != out.end())
-      throw Error::option("metric", quote(text) + " names " + quote(to_string(m)) + " twice");
+      throw app::option_error("metric", quote(text) + " names " + quote(to_string(m)) + " twice");
     out.push_back(m);
   }
   return out;
@@ -165,14 +165,14 @@ std::string find_gnuplot(const std::string& plot) {
     const std::string named(env);
     const std::string path = named.find('/') == std::string::npos ? find_on_path(named) : named;
     if (!is_executable(path))
-      throw Error::option("plot", quote(plot) + " needs gnuplot, but KNN_GNUPLOT names " + quote(named) +
+      throw app::option_error("plot", quote(plot) + " needs gnuplot, but KNN_GNUPLOT names " + quote(named) +
                                       ", which is not an executable program");
     return path;
   }
   if (is_executable(KNN_GNUPLOT_PATH)) return KNN_GNUPLOT_PATH;
   const std::string on_path = find_on_path("gnuplot");
   if (!on_path.empty()) return on_path;
-  throw Error::option("plot", quote(plot) +
+  throw app::option_error("plot", quote(plot) +
                                   " needs gnuplot, which was not found (install it, e.g. Debian's gnuplot-nox, or "
                                   "set KNN_GNUPLOT to its path)");
 }
@@ -182,7 +182,7 @@ ImageType image_type(const std::string& plot) {
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".svg") return ImageType::svg;
   if (ext == ".png") return ImageType::png;
-  throw Error::option("plot", quote(plot) + ": unknown image type " + quote(ext) +
+  throw app::option_error("plot", quote(plot) + ": unknown image type " + quote(ext) +
                                   " (the file name must end in .svg or .png)");
 }
 
@@ -190,21 +190,21 @@ ImageType image_type(const std::string& plot) {
 // writes at the end do not fail after some of them were made.
 void check_destination(const std::string& option, const std::string& path) {
   if (path == "-") return;
-  if (path.empty()) throw Error::option(option, "needs a file name");
+  if (path.empty()) throw app::option_error(option, "needs a file name");
   std::error_code ec;
   const fs::path target(path);
   const auto status = fs::status(target, ec);
-  if (fs::is_directory(status)) throw Error::option(option, quote(path) + " is a folder; give a file name");
+  if (fs::is_directory(status)) throw app::option_error(option, quote(path) + " is a folder; give a file name");
   if (fs::exists(status) && !fs::is_regular_file(status)) {  // a device or a pipe: written directly
     if (::access(path.c_str(), W_OK) != 0)
-      throw Error::option(option, quote(path) + ": cannot write: " + std::strerror(errno));
+      throw app::option_error(option, quote(path) + ": cannot write: " + std::strerror(errno));
     return;
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
-    throw Error::option(option, quote(path) + ": folder " + quote(dir.string()) + " does not exist");
+    throw app::option_error(option, quote(path) + ": folder " + quote(dir.string()) + " does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
-    throw Error::option(option, quote(path) + ": cannot write in folder " + quote(dir.string()) + ": " +
+    throw app::option_error(option, quote(path) + ": cannot write in folder " + quote(dir.string()) + ": " +
                                     std::strerror(errno));
 }
 
@@ -219,20 +219,20 @@ bool same_file(const std::string& a, const std::string& b) {
 int small_count(const std::string& option, const std::string& text, std::size_t min_value) {
   const std::size_t v = app::parse_count(option, text, min_value);
   if (v > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error::option(option, quote(text) + " is too large");
+    throw app::option_error(option, quote(text) + " is too large");
   return static_cast<int>(v);
 }
 
 Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   Settings s;
-  if (!r.count("data")) throw Error::option("data", "is required: the CSV file to sweep over (see k-sweep --help)");
+  if (!r.count("data")) throw app::option_error("data", "is required: the CSV file to sweep over (see k-sweep --help)");
   s.data_path = get(r, "data");
   s.csv.header = r.count("no-header") == 0;
   s.csv.delimiter = app::parse_delimiter(get(r, "delimiter"));
   s.csv.label = get(r, "label");
   // An empty value (an unset shell variable, say) must not quietly mean the default last column.
   if (r.count("label") && s.csv.label.empty())
-    throw Error::option("label", "empty column name " + quote(s.csv.label) + " (give a name or a 0-based index)");
+    throw app::option_error("label", "empty column name " + quote(s.csv.label) + " (give a name or a 0-based index)");
   if (r.count("ignore")) s.csv.ignore = app::split_list(get(r, "ignore"));
 
   EvalOptions& eo = s.eval;
@@ -244,12 +244,12 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   eo.scaling = parse_scaling(get(r, "scale"));
   if (r.count("no-normalize")) {
     if (r.count("scale") && eo.scaling != Scaling::none)
-      throw Error::option("no-normalize", "conflicts with --scale " + quote(get(r, "scale")));
+      throw app::option_error("no-normalize", "conflicts with --scale " + quote(get(r, "scale")));
     eo.scaling = Scaling::none;
   }
 
   const int modes = static_cast<int>(r.count("test")) + static_cast<int>(r.count("loo")) + static_cast<int>(r.count("folds"));
-  if (modes > 1) throw Error::option("folds", "choose one of --folds, --loo and --test");
+  if (modes > 1) throw app::option_error("folds", "choose one of --folds, --loo and --test");
   if (r.count("test")) {
     eo.folds.kind = FoldSpec::Kind::test;
     s.test_path = get(r, "test");
@@ -261,18 +261,18 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   }
   eo.folds.seed = app::parse_seed(get(r, "seed"));
   if ((s.data_path == "-") + (s.test_path == "-") > 1)
-    throw Error::option("test", "standard input (-) can be given to one file option only");
+    throw app::option_error("test", "standard input (-) can be given to one file option only");
 
   eo.backend = app::run_options(r, err);
 
   s.format = get(r, "format");
   if (s.format != "csv" && s.format != "json")
-    throw Error::option("format", "unknown format " + quote(s.format) + " (expected csv or json)");
+    throw app::option_error("format", "unknown format " + quote(s.format) + " (expected csv or json)");
   s.output = get(r, "output");
   check_destination("output", s.output);
   if (r.count("plot")) {
     s.plot = get(r, "plot");
-    if (s.plot == "-") throw Error::option("plot", "needs a file name ending in .svg or .png, not standard output");
+    if (s.plot == "-") throw app::option_error("plot", "needs a file name ending in .svg or .png, not standard output");
     s.image = image_type(s.plot);
     check_destination("plot", s.plot);
     s.gnuplot = find_gnuplot(s.plot);
@@ -280,7 +280,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   if (r.count("save-folds")) {
     s.save_folds = get(r, "save-folds");
     if (eo.folds.kind == FoldSpec::Kind::test)
-      throw Error::option("save-folds", quote(s.save_folds) + ": there are no folds with --test (every row of --data trains the model)");
+      throw app::option_error("save-folds", quote(s.save_folds) + ": there are no folds with --test (every row of --data trains the model)");
     check_destination("save-folds", s.save_folds);
   }
   // Each result goes to a file of its own.
@@ -288,7 +288,7 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = i + 1; j < 3; ++j)
       if (!dest[i].second.empty() && !dest[j].second.empty() && same_file(dest[i].second, dest[j].second))
-        throw Error::option(dest[j].first, quote(dest[j].second) + " is also the file of --" + dest[i].first);
+        throw app::option_error(dest[j].first, quote(dest[j].second) + " is also the file of --" + dest[i].first);
   return s;
 }
 
@@ -411,7 +411,7 @@ class TempDir {
     if (ec) base = "/tmp";
     std::string pattern = (base / "k-sweep-XXXXXX").string();
     if (!::mkdtemp(pattern.data()))
-      throw Error::option("plot", "cannot make a temporary folder in " + quote(base.string()) + ": " + std::strerror(errno));
+      throw app::option_error("plot", "cannot make a temporary folder in " + quote(base.string()) + ": " + std::strerror(errno));
     path_ = pattern;
   }
   ~TempDir() {
@@ -449,7 +449,7 @@ void write_text(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);
   f << text;
   f.close();
-  if (!f) throw Error::option("plot", "cannot write " + quote(p.string()));
+  if (!f) throw app::option_error("plot", "cannot write " + quote(p.string()));
 }
 
 // "#rrggbb" mixed with white: `amount` of the colour, the rest white.
@@ -482,10 +482,10 @@ void run_gnuplot(const std::string& program, const fs::path& script, const fs::p
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, program.c_str(), &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw Error::option("plot", "cannot run gnuplot " + quote(program) + ": " + std::strerror(rc));
+  if (rc != 0) throw app::option_error("plot", "cannot run gnuplot " + quote(program) + ": " + std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error::option("plot", "lost gnuplot " + quote(program) + ": " + std::strerror(errno));
+    if (errno != EINTR) throw app::option_error("plot", "lost gnuplot " + quote(program) + ": " + std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   std::string first;
   std::istringstream lines(read_binary(log));
@@ -494,7 +494,7 @@ void run_gnuplot(const std::string& program, const fs::path& script, const fs::p
       first = line;
       if (line.find("line") != std::string::npos) break;  // gnuplot's "..., line N: what" is the useful one
     }
-  throw Error::option("plot", "gnuplot " + quote(program) + " failed" + (first.empty() ? std::string() : ": " + quote(first)));
+  throw app::option_error("plot", "gnuplot " + quote(program) + " failed" + (first.empty() ? std::string() : ": " + quote(first)));
 }
 
 std::string plot_image(const EvalResult& res, const Settings& st) {
@@ -588,7 +588,7 @@ std::string plot_image(const EvalResult& res, const Settings& st) {
   run_gnuplot(st.gnuplot, script_file, log_file);
   std::error_code ec;
   if (!fs::exists(image_file, ec) || fs::file_size(image_file, ec) == 0)
-    throw Error::option("plot", "gnuplot " + quote(st.gnuplot) + " made no image");
+    throw app::option_error("plot", "gnuplot " + quote(st.gnuplot) + " made no image");
   return read_binary(image_file);
 }
 

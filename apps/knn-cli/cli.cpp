@@ -95,7 +95,7 @@ std::string get(const cxxopts::ParseResult& r, const std::string& name) {
 }
 
 const std::string& required(const cxxopts::ParseResult& r, const std::string& name, const std::string& cmd) {
-  if (!r.count(name)) throw Error::option(name, "is required by knn-cli " + cmd);
+  if (!r.count(name)) throw app::option_error(name, "is required by knn-cli " + cmd);
   return r[name].as<std::string>();
 }
 
@@ -114,7 +114,7 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
   c.csv.label = get(r, "label");
   // An empty value (an unset shell variable, say) must not quietly mean the default last column.
   if (r.count("label") && c.csv.label.empty())
-    throw Error::option("label", "empty column name " + quote(c.csv.label) + " (give a name or a 0-based index)");
+    throw app::option_error("label", "empty column name " + quote(c.csv.label) + " (give a name or a 0-based index)");
   if (r.count("ignore")) c.csv.ignore = app::split_list(get(r, "ignore"));
   c.params.k = app::parse_count("k", get(r, "k"), 1);
   c.task = parse_task(get(r, "task"));
@@ -123,13 +123,13 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
   c.params.scaling = parse_scaling(get(r, "scale"));
   if (r.count("no-normalize")) {
     if (r.count("scale") && c.params.scaling != Scaling::none)
-      throw Error::option("no-normalize", "conflicts with --scale " + get(r, "scale"));
+      throw app::option_error("no-normalize", "conflicts with --scale " + get(r, "scale"));
     c.params.scaling = Scaling::none;
   }
   c.params.backend = app::run_options(r, err);
   c.format = get(r, "format");
   if (!c.format.empty() && c.format != "csv" && c.format != "json")
-    throw Error::option("format", "unknown format " + quote(c.format) + " (expected csv or json)");
+    throw app::option_error("format", "unknown format " + quote(c.format) + " (expected csv or json)");
   c.output = get(r, "output");
   return c;
 }
@@ -137,7 +137,7 @@ Common common_options(const cxxopts::ParseResult& r, std::ostream& err) {
 void check_stdin_once(const cxxopts::ParseResult& r) {
   int n = 0;
   for (const char* name : {"train", "query", "test"}) n += r.count(name) && r[name].as<std::string>() == "-";
-  if (n > 1) throw Error::option("train", "standard input (-) can be given to one file option only");
+  if (n > 1) throw app::option_error("train", "standard input (-) can be given to one file option only");
 }
 
 // Runs f; a query value that overflows once scaled is reported at its file, line and column.
@@ -177,7 +177,7 @@ std::string predict_text(const cxxopts::ParseResult& r, const Common& c, const D
   const bool json = c.format == "json";
   std::ostringstream s;
   if (c.task == Task::regress) {
-    if (proba) throw Error::option("proba", "gives class probabilities: it needs --task classify");
+    if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
     KnnRegressor m(c.params);
     m.fit(train.features, numeric_targets(train));
     const auto pred = m.predict(query.features);
@@ -285,7 +285,7 @@ std::string run_evaluate(const cxxopts::ParseResult& r, const Common& c, std::os
   eo.backend = c.params.backend;
   const int modes = static_cast<int>(r.count("test")) + static_cast<int>(r.count("loo")) +
                     static_cast<int>(r.count("folds") && !r["folds"].has_default());
-  if (modes > 1) throw Error::option("folds", "choose one of --test, --folds and --loo");
+  if (modes > 1) throw app::option_error("folds", "choose one of --test, --folds and --loo");
   Dataset test;
   if (r.count("test")) {
     test = load_query(get(r, "test"), c, data);

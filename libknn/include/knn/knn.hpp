@@ -6,7 +6,7 @@
 #include "knn/io.hpp"
 #include "knn/matrix.hpp"
 #include "knn/metric.hpp"
-#include "knn/metrics.hpp"
+#include "knn/scores.hpp"
 #include "knn/model.hpp"
 #include "knn/scaler.hpp"
 #include "knn/search.hpp"

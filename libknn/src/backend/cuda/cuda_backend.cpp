@@ -1,11 +1,11 @@
-#include "cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include <cuda_runtime_api.h>
 
-#include "common/backend_registry.hpp"
+#include "core/backend_factory.hpp"
 #include "knn/vote.hpp"
 
 namespace knn {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "arith/scaled_value.hpp"
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 
@@ -13,7 +14,7 @@ Scaling parse_scaling(const std::string& text) {
   if (text == "minmax") return Scaling::minmax;
   if (text == "standard") return Scaling::standard;
   if (text == "none") return Scaling::none;
-  throw Error::option("scale", "unknown scaling " + quote(text) + " (expected minmax, standard or none)");
+  throw Error::parameter("scaling", "unknown scaling " + quote(text) + " (expected minmax, standard or none)");
 }
 
 const char* to_string(Scaling s) {
@@ -140,7 +141,7 @@ void Scaler::transform(Matrix& m) const {
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
     const float* r = m.row(static_cast<std::size_t>(i));
     for (std::size_t j = 0; j < d; ++j)
-      if (!std::isfinite(static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]))) {
+      if (!std::isfinite(arith::scaled_value(r[j], offset_[j], scale_[j]))) {
         bad_row = std::min(bad_row, i);
         break;
       }
@@ -148,13 +149,13 @@ void Scaler::transform(Matrix& m) const {
   if (bad_row < static_cast<std::ptrdiff_t>(m.rows)) {
     const auto i = static_cast<std::size_t>(bad_row);
     for (std::size_t j = 0; j < d; ++j)
-      if (!std::isfinite(static_cast<float>((static_cast<double>(m(i, j)) - offset_[j]) / scale_[j])))
+      if (!std::isfinite(arith::scaled_value(m(i, j), offset_[j], scale_[j])))
         throw ScaleOverflow(i, j, m(i, j), kind_);
   }
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
     float* r = m.row(static_cast<std::size_t>(i));
-    for (std::size_t j = 0; j < d; ++j) r[j] = static_cast<float>((static_cast<double>(r[j]) - offset_[j]) / scale_[j]);
+    for (std::size_t j = 0; j < d; ++j) r[j] = arith::scaled_value(r[j], offset_[j], scale_[j]);
   }
 }
 

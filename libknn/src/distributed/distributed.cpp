@@ -1,4 +1,4 @@
-#include "common/distributed.hpp"
+#include "distributed/distributed.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -17,16 +17,21 @@ void collective(const Communicator* comm, const std::function<void()>& step) {
     step();
     return;
   }
-  // "" on success, else "!" and the message (which may be empty: another rank names the cause).
+  // "" on success, else "!", the parameter's name, a NUL and the detail (both may be empty: another
+  // rank names the cause).
   std::string state;
   try {
     step();
   } catch (const Error& e) {
-    state = std::string("!") + e.what();
+    state = "!" + e.parameter_name() + '\0' + e.detail();
   }
   bool failed = false;
   for (const auto& s : comm->allgather(state)) {
-    if (s.size() > 1) throw Error(s.substr(1));
+    if (s.size() > 2) {
+      const std::size_t nul = s.find('\0');
+      const std::string name = s.substr(1, nul - 1), detail = s.substr(nul + 1);
+      throw name.empty() ? Error(detail) : Error::parameter(name, detail);
+    }
     failed = failed || !s.empty();
   }
   if (failed) throw Error("a rank failed without a message");

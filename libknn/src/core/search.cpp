@@ -1,7 +1,7 @@
 #include "knn/search.hpp"
 
-#include "common/backend_registry.hpp"
-#include "cpu/cpu_backend.hpp"
+#include "core/backend_factory.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "knn/error.hpp"
 #include "knn/version.hpp"
 
@@ -11,7 +11,7 @@ Device parse_device(const std::string& text) {
   if (text == "auto") return Device::automatic;
   if (text == "cpu") return Device::cpu;
   if (text == "cuda" || text == "gpu") return Device::cuda;
-  throw Error::option("device", "unknown device " + quote(text) + " (expected auto, cpu or cuda)");
+  throw Error::parameter("device", "unknown device " + quote(text) + " (expected auto, cpu or cuda)");
 }
 
 const char* to_string(Device d) {
@@ -26,7 +26,7 @@ const char* to_string(Device d) {
 Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::fp32;
   if (text == "tf32") return Precision::tf32;
-  throw Error::option("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
+  throw Error::parameter("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
 }
 
 // The host's scaler is every backend's default.
@@ -49,7 +49,7 @@ std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
   if (options.device != Device::cpu) {
     std::string why;
     if (auto gpu = detail::make_cuda_backend(options, why)) return gpu;
-    if (options.device == Device::cuda) throw Error::option("device", "cuda: " + why);
+    if (options.device == Device::cuda) throw Error::parameter("device", "cuda: " + why);
     // A build without the GPU backend has only the CPU: nothing to report then.
     if (options.notice && built_with_cuda()) options.notice(why + "; running on the CPU");
   }
@@ -63,7 +63,7 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
                 std::to_string(r.train->cols));
   const std::size_t available = r.train->rows - (r.exclude && r.train->rows > 0 ? 1 : 0);
   if (r.k < 1 || r.k > available)
-    throw Error::option("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
+    throw Error::parameter("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
                                  std::to_string(available) + " (the number of training rows" +
                                  (r.exclude ? " less the query's own row)" : ")"));
   const bool scaling = r.scaler && r.scaler->kind() != Scaling::none;

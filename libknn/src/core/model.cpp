@@ -1,13 +1,13 @@
 #include "knn/model.hpp"
 
-#include "common/distributed.hpp"
+#include "distributed/distributed.hpp"
 #include "knn/error.hpp"
-#include "knn/metrics.hpp"
+#include "knn/scores.hpp"
 
 namespace knn {
 
 KnnModel::KnnModel(ModelParams params) : params_(std::move(params)), scaler_(params_.scaling) {
-  if (params_.k < 1) throw Error::option("k", quote(std::to_string(params_.k)) + " is not a whole number >= 1");
+  if (params_.k < 1) throw Error::parameter("k", quote(std::to_string(params_.k)) + " is not a whole number >= 1");
 }
 
 void KnnModel::fit_features(const Matrix& features) {
@@ -19,7 +19,7 @@ void KnnModel::fit_features(const Matrix& features) {
   }
   if (rows == 0) throw Error("cannot fit on zero training rows");
   if (params_.k > rows)
-    throw Error::option("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
+    throw Error::parameter("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
                                  " training rows (largest allowed: " + std::to_string(rows) + ")");
   // The backend scales the rows; it becomes the model's once they are scaled, so that a first fit
   // that throws leaves the model unfitted.

@@ -1,5 +1,5 @@
 // Linked when libknn is built without the GPU backend.
-#include "common/backend_registry.hpp"
+#include "core/backend_factory.hpp"
 
 namespace knn::detail {
 

@@ -13,7 +13,7 @@
 
 #include <knn/prim/status.hpp>
 
-#include "cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -27,7 +27,7 @@ class GpuOutOfMemory : public Error {
 [[noreturn]] inline void fail(cudaError_t err, const char* what) {
   cudaGetLastError();
   if (err == cudaErrorMemoryAllocation)
-    throw GpuOutOfMemory(std::string("GPU out of memory (") + what + "); lower --gpu-memory or use --device cpu");
+    throw GpuOutOfMemory(std::string("GPU out of memory (") + what + "); lower " + param("device_memory_budget") + " or use " + param("device") + " cpu");
   throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
 }
 

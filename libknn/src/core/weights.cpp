@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "arith/weights.hpp"
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 
@@ -18,7 +19,7 @@ double parse_param(const std::string& text, const std::string& whole) {
   errno = 0;
   const double v = std::strtod(b, &e);
   if (text.empty() || *e != '\0' || errno == ERANGE || !std::isfinite(v) || !(v > 0.0))
-    throw Error::option("weights", "parameter " + quote(text) + " in " + quote(whole) +
+    throw Error::parameter("weights", "parameter " + quote(text) + " in " + quote(whole) +
                                        " must be a finite number > 0");
   return v;
 }
@@ -43,12 +44,12 @@ Weights Weights::parse(const std::string& text) {
     w.kind = Kind::subtract;
     w.param = 1.0;
   } else {
-    throw Error::option("weights", "unknown weight function " + quote(text) +
+    throw Error::parameter("weights", "unknown weight function " + quote(text) +
                                        " (expected uniform, distance, gaussian[:SIGMA], inverse[:C] or subtract[:C])");
   }
   if (has_param) {
     if (w.kind == Kind::uniform || w.kind == Kind::distance)
-      throw Error::option("weights", quote(text) + ": " + name + " takes no parameter");
+      throw Error::parameter("weights", quote(text) + ": " + name + " takes no parameter");
     w.param = parse_param(text.substr(colon + 1), text);
   }
   return w;
@@ -65,16 +66,7 @@ std::string Weights::to_string() const {
   return "?";
 }
 
-double Weights::weight(double d) const {
-  switch (kind) {
-    case Kind::uniform: return 1.0;
-    case Kind::distance: return 1.0 / d;
-    case Kind::gaussian: return std::exp(-(d * d) / (2.0 * param * param));
-    case Kind::inverse: return 1.0 / (d + param);
-    case Kind::subtract: return std::max(param - d, 0.0);
-  }
-  return 1.0;
-}
+double Weights::weight(double d) const { return arith::weight({kind, param}, d); }
 
 void neighbor_weights(const Weights& w, const double* distances, std::size_t k, double* out) {
   double sum = 0.0;

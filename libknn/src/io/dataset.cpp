@@ -11,7 +11,7 @@
 
 #include <omp.h>
 
-#include "common/csv_reader.hpp"
+#include "io/csv_reader.hpp"
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 
@@ -56,7 +56,7 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
         if (count++ == 0) found = i;
       }
     if (count > 1)
-      throw Error::at(file, 1, 0, "column name " + quote(spec) + " given to --" + option +
+      throw Error::at(file, 1, 0, "column name " + quote(spec) + " given to " + param(option) +
                                       " appears " + std::to_string(count) + " times in the header");
     if (count == 1) return found;
   }
@@ -65,11 +65,11 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
   errno = 0;
   const long long v = std::strtoll(b, &e, 10);
   if (spec.empty() || *e != '\0' || errno == ERANGE)
-    throw Error::option(option, "no column named " + quote(spec) + " in " + file);
+    throw Error::parameter(option, "no column named " + quote(spec) + " in " + file);
   const long long n = static_cast<long long>(names.size());
   const long long idx = v < 0 ? n + v : v;
   if (idx < 0 || idx >= n)
-    throw Error::option(option, "column index " + quote(spec) + " is out of range for " + file + " (" +
+    throw Error::parameter(option, "column index " + quote(spec) + " is out of range for " + file + " (" +
                                     std::to_string(n) + " columns: 0.." + std::to_string(n - 1) +
                                     " or -" + std::to_string(n) + "..-1)");
   return static_cast<std::size_t>(idx);
@@ -313,7 +313,7 @@ Dataset load_csv(const std::string& path, const CsvOptions& o) {
   for (const auto& spec : o.ignore) {
     const std::size_t c = resolve_column(spec, data.column_names, o.header, "ignore", data.source);
     if (c == data.label_column)
-      throw Error::option("ignore", quote(spec) + " is the label column of " + data.source);
+      throw Error::parameter("ignore", quote(spec) + " is the label column of " + data.source);
     role[c] = kIgnore;
   }
   for (std::size_t c = 0; c < ncols; ++c)
@@ -333,7 +333,7 @@ Dataset load_csv(const std::string& path, const CsvOptions& o) {
 
 Dataset load_csv_sharded(const std::string& path, const CsvOptions& o, const Communicator* comm) {
   if (!distributed(comm)) return load_csv(path, o);
-  if (path == "-") throw Error::option("train", "standard input cannot be shared by several ranks; give a file");
+  if (path == "-") throw Error::parameter("path", "standard input cannot be shared by several ranks; give a file");
   CsvOptions so = o;
   so.shard = static_cast<std::size_t>(comm->rank());
   so.shards = static_cast<std::size_t>(comm->size());
@@ -426,7 +426,7 @@ std::vector<double> numeric_targets(const Dataset& data) {
     if (ec != std::errc() || p != e || !std::isfinite(y[i]))
       throw Error::at(data.source, data.lines[i], data.label_column + 1,
                       "regression target " + quote(s) + " is not a finite number (column " + quote(data.label_name) +
-                          "; use --task classify for class labels)");
+                          "; use " + param("task") + " classify for class labels)");
   }
   return y;
 }

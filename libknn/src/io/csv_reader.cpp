@@ -1,4 +1,4 @@
-#include "common/csv_reader.hpp"
+#include "io/csv_reader.hpp"
 
 #include <libfccp/csv.h>
 

@@ -1,4 +1,4 @@
-#include "knn/metrics.hpp"
+#include "knn/scores.hpp"
 
 #include <cmath>
 

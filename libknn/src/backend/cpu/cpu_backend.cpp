@@ -18,9 +18,9 @@
 // Products under float's normal range are not within a relative bound: l2 adds an absolute
 // l2_underflow(d) and cosine dot_underflow(d, |q|, |t|) / (|q||t|) (common/bounds.hpp), far below
 // any distance of data whose values are not themselves near 1e-30.
-#include "cpu/cpu_backend.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 
-#include "common/bounds.hpp"
+#include "arith/bounds.hpp"
 
 #define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Core>

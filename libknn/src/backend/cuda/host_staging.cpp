@@ -1,4 +1,4 @@
-#include "cuda/host_staging.hpp"
+#include "backend/cuda/host_staging.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -46,11 +46,11 @@
 #include <knn/prim/device/device_scan.cuh>
 #include <knn/prim/device/device_segmented_sort.cuh>
 
-#include "common/bounds.hpp"
-#include "common/distributed.hpp"
-#include "cuda/cuda_backend.hpp"
-#include "cuda/gpu_context.cuh"
-#include "cuda/host_staging.hpp"
+#include "arith/bounds.hpp"
+#include "distributed/distributed.hpp"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/host_staging.hpp"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -1836,7 +1836,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
     if (rows == 0)
       throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
-                  std::to_string(row_bytes + sizeof(float) + per_query_fixed) + " (use --device cpu)");
+                  std::to_string(row_bytes + sizeof(float) + per_query_fixed) + " (use " + param("device") + " cpu)");
     BackendOptions part_options = options;
     part_options.device_memory_budget = budget;
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/distributed.hpp"
+#include "distributed/distributed.hpp"
 #include "knn/error.hpp"
 
 namespace knn::mpi {

@@ -28,8 +28,8 @@
 
 #include <knn/prim/device/device_reduce.cuh>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda/gpu_context.cuh"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/gpu_context.cuh"
 #include "knn/scaler.hpp"
 
 namespace knn::cuda {

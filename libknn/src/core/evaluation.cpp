@@ -5,16 +5,16 @@
 #include <limits>
 #include <numeric>
 
-#include "common/distributed.hpp"
+#include "distributed/distributed.hpp"
 #include "knn/error.hpp"
-#include "knn/metrics.hpp"
+#include "knn/scores.hpp"
 
 namespace knn {
 
 Task parse_task(const std::string& text) {
   if (text == "classify" || text == "classification") return Task::classify;
   if (text == "regress" || text == "regression") return Task::regress;
-  throw Error::option("task", "unknown task " + quote(text) + " (expected classify or regress)");
+  throw Error::parameter("task", "unknown task " + quote(text) + " (expected classify or regress)");
 }
 
 const char* to_string(Task t) { return t == Task::classify ? "classify" : "regress"; }
@@ -123,9 +123,9 @@ Error at_cell(const ScaleOverflow& e, const Dataset& d, std::size_t row) {
 }  // namespace
 
 std::vector<int> assign_folds(std::size_t rows, const std::vector<int>* classes, int folds, std::uint64_t seed) {
-  if (folds < 2) throw Error::option("folds", quote(std::to_string(folds)) + " is not a whole number >= 2");
+  if (folds < 2) throw Error::parameter("folds", quote(std::to_string(folds)) + " is not a whole number >= 2");
   if (static_cast<std::size_t>(folds) > rows)
-    throw Error::option("folds", quote(std::to_string(folds)) + ": that many folds need at least as many rows; the data has " +
+    throw Error::parameter("folds", quote(std::to_string(folds)) + ": that many folds need at least as many rows; the data has " +
                                      std::to_string(rows));
   SplitMix64 rng{seed};
   std::vector<std::vector<std::size_t>> groups;
@@ -148,16 +148,16 @@ std::vector<int> assign_folds(std::size_t rows, const std::vector<int>* classes,
 }
 
 EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
-  if (opt.ks.empty()) throw Error::option("k", "no k given");
+  if (opt.ks.empty()) throw Error::parameter("ks", "no k given");
   for (std::size_t i = 0; i < opt.ks.size(); ++i)
     if (opt.ks[i] < 1 || (i && opt.ks[i] <= opt.ks[i - 1]))
-      throw Error::option("k", "k values must be >= 1, ascending and distinct");
+      throw Error::parameter("ks", "k values must be >= 1, ascending and distinct");
   if (opt.weights.empty() || opt.metrics.empty()) throw Error("evaluate: no weights or metric given");
   if (!data.has_labels()) throw Error::at(data.source, 0, 0, "has no label column to score against");
   const FoldSpec& fs = opt.folds;
   const Dataset* test = fs.kind == FoldSpec::Kind::test ? fs.test : nullptr;
   if (fs.kind == FoldSpec::Kind::test) {
-    if (!test) throw Error::option("test", "no test data given");
+    if (!test) throw Error::parameter("test", "no test data given");
     if (!test->has_labels()) throw Error::at(test->source, 0, 0, "has no label column " + quote(data.label_name) + " to score against");
     if (test->dims() != data.dims())
       throw Error::at(test->source, 0, 0, "has " + std::to_string(test->dims()) + " features, " + data.source + " has " +
@@ -217,12 +217,12 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
       for (std::size_t g = 0; g < folds.size(); ++g) (static_cast<int>(g) == f[i] ? folds[g].test : folds[g].train).push_back(i);
     for (const auto& g : folds) smallest_train = std::min(smallest_train, g.train.size());
   } else if (fs.kind == FoldSpec::Kind::loo) {
-    if (n < 2) throw Error::option("loo", "leave-one-out needs at least 2 rows");
+    if (n < 2) throw Error::parameter("loo", "leave-one-out needs at least 2 rows");
     smallest_train = n - 1;
   }
   const std::size_t kmax = opt.ks.back();
   if (kmax > smallest_train)
-    throw Error::option("k", quote(std::to_string(kmax)) + " is larger than the " + std::to_string(smallest_train) +
+    throw Error::parameter("ks", quote(std::to_string(kmax)) + " is larger than the " + std::to_string(smallest_train) +
                                  " training rows of " + (fs.kind == FoldSpec::Kind::test ? "the training file" : "the smallest fold") +
                                  "; the largest allowed k is " + std::to_string(smallest_train));
 

@@ -1,14 +1,10 @@
 #pragma once
-// Rounding bounds of the fast candidate passes (see cpu/cpu_backend.cpp for the argument).
+// Rounding bounds of the fast candidate passes (docs/exactness.md).
 // Host and device code: plain arithmetic and square roots.
 #include <cmath>
 #include <cstddef>
 
-#if defined(__CUDACC__)
-#define KNN_HD __host__ __device__
-#else
-#define KNN_HD
-#endif
+#include "arith/host_device.hpp"
 
 namespace knn::detail {
 

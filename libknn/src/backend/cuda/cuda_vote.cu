@@ -44,8 +44,8 @@
 
 #include <knn/prim/device/device_segmented_scan.cuh>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda/gpu_context.cuh"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/gpu_context.cuh"
 #include "knn/vote.hpp"
 
 namespace knn::cuda {
