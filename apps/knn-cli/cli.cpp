@@ -242,10 +242,7 @@ std::string predict_text(const cxxopts::ParseResult& r, const Common& c, const D
 
 std::string neighbors_text(const Common& c, const Dataset& train, const Dataset& query) {
   // Neighbours need no labels: fit the scaler and the rows through the shared model.
-  struct Fit : KnnModel {
-    using KnnModel::KnnModel;
-    void fit(const Matrix& x) { fit_features(x); }
-  } model(c.params);
+  NearestNeighbors model(c.params);
   model.fit(train.features);
   const Neighbors nb = model.kneighbors(query.features);
   std::ostringstream s;

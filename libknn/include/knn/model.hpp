@@ -1,5 +1,5 @@
 #pragma once
-// KnnClassifier and KnnRegressor: scale (fitted on the training rows), search, then vote or
+// KnnClassifier, KnnRegressor and NearestNeighbors: scale (fitted on the training rows), search, then vote or
 // average with the chosen weights.
 #include <cstddef>
 #include <memory>
@@ -48,6 +48,13 @@ class KnnModel {
   Matrix train_;  // scaled
   std::shared_ptr<const Backend> backend_;
   std::shared_ptr<const PreparedTrain> prepared_;
+};
+
+/// Neighbours only: the scaler and the training rows, no labels (knn-cli neighbors).
+class NearestNeighbors : public KnnModel {
+ public:
+  using KnnModel::KnnModel;
+  void fit(const Matrix& features) { fit_features(features); }
 };
 
 class KnnClassifier : public KnnModel {
