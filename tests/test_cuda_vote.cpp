@@ -193,10 +193,12 @@ TEST_F(CudaVote, UnusableWeightSumsFallBackAsOnTheHost) {
   }
 }
 
-// KNN_GPU_VOTE=0 makes the GPU backend vote on the host: the same answers.
+// KNN_GPU_VOTE=0 (read when a backend is made) makes the GPU backend vote on the host: the same
+// answers.
 TEST_F(CudaVote, HostPathOnRequest) {
   const Lists l = random_lists(100, 30, 4, rng);
-  ::setenv("KNN_GPU_VOTE", "0", 1);
-  expect_all_match(*gpu, l, rng, "KNN_GPU_VOTE=0");
-  ::unsetenv("KNN_GPU_VOTE");
+  const knn::test::ScopedEnv env("KNN_GPU_VOTE", "0");
+  knn::BackendOptions o;
+  o.device = knn::Device::cuda;
+  expect_all_match(*knn::make_backend(o), l, rng, "KNN_GPU_VOTE=0");
 }

@@ -16,25 +16,25 @@ KNN_HD inline double defined_distance(const float* a, const float* b, Index dims
   if (metric == Metric::l2) {
     double s = 0.0;
     for (Index i = 0; i < dims; ++i) {
-      const double t = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-      s += t * t;
+      const double t = sub(static_cast<double>(a[i]), static_cast<double>(b[i]));
+      s = add(s, mul(t, t));
     }
     return sqrt(s);
   }
   if (metric == Metric::l1) {
     double s = 0.0;
-    for (Index i = 0; i < dims; ++i) s += fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+    for (Index i = 0; i < dims; ++i) s = add(s, fabs(sub(static_cast<double>(a[i]), static_cast<double>(b[i]))));
     return s;
   }
   double ab = 0.0, aa = 0.0, bb = 0.0;
   for (Index i = 0; i < dims; ++i) {
     const double x = a[i], y = b[i];
-    ab += x * y;
-    aa += x * x;
-    bb += y * y;
+    ab = add(ab, mul(x, y));
+    aa = add(aa, mul(x, x));
+    bb = add(bb, mul(y, y));
   }
   if (aa == 0.0 || bb == 0.0) return 1.0;
-  return 1.0 - ab / sqrt(aa * bb);
+  return sub(1.0, div(ab, sqrt(mul(aa, bb))));
 }
 
 }  // namespace knn::arith

@@ -6,7 +6,7 @@
 namespace knn::arith {
 
 KNN_HD inline float scaled_value(float x, double offset, double scale) {
-  return static_cast<float>((static_cast<double>(x) - offset) / scale);
+  return static_cast<float>(div(sub(static_cast<double>(x), offset), scale));
 }
 
 }  // namespace knn::arith

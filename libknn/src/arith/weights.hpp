@@ -21,11 +21,11 @@ struct WeightRule {
 KNN_HD inline double weight(const WeightRule& r, double d) {
   switch (r.kind) {
     case Weights::Kind::uniform: return 1.0;
-    case Weights::Kind::distance: return 1.0 / d;
-    case Weights::Kind::gaussian: return exp(-(d * d) / (2.0 * r.param * r.param));
-    case Weights::Kind::inverse: return 1.0 / (d + r.param);
+    case Weights::Kind::distance: return div(1.0, d);
+    case Weights::Kind::gaussian: return exp(div(-mul(d, d), mul(mul(2.0, r.param), r.param)));
+    case Weights::Kind::inverse: return div(1.0, add(d, r.param));
     case Weights::Kind::subtract: {
-      const double v = r.param - d;
+      const double v = sub(r.param, d);
       return v < 0.0 ? 0.0 : v;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include "core/environment.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -121,11 +123,7 @@ void finalize_at_exit() {
 
 }  // namespace
 
-bool launched() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(v)) return true;
-  return false;
-}
+bool launched() { return detail::mpi_launched(); }
 
 std::shared_ptr<const Communicator> world() {
   static const std::shared_ptr<const Communicator> w = []() -> std::shared_ptr<const Communicator> {

@@ -6,13 +6,16 @@
 #include <cuda_runtime_api.h>
 
 #include "core/backend_factory.hpp"
+#include "core/environment.hpp"
+#include "backend/cuda/resident_train.cuh"
 #include "knn/vote.hpp"
 
 namespace knn {
 
 namespace cuda {
 
-CudaBackend::CudaBackend(int device, const BackendOptions& options) : device_(device), options_(options) {}
+CudaBackend::CudaBackend(int device, const BackendOptions& options)
+    : device_(device), options_(options), tuning_(detail::gpu_tuning()) {}
 
 namespace {
 
@@ -75,7 +78,9 @@ void CudaBackend::average(const Neighbors& nb, const double* train_target, const
   put_back(part, rows, ks.size(), nb.queries, out);
 }
 
-std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const { return gpu_prepare(train, options_, device_); }
+std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const {
+  return gpu_prepare(train, options_, tuning_, device_);
+}
 
 }  // namespace cuda
 
@@ -99,11 +104,7 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   // One GPU per rank: with several ranks on a machine, its local rank picks the GPU.
   if (distributed(options.comm.get()))
-    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
-      if (const char* v = std::getenv(var)) {
-        device = std::atoi(v) % count;
-        break;
-      }
+    if (const std::optional<int> rank = local_rank()) device = *rank % count;
   return std::make_shared<cuda::CudaBackend>(device, options);
 }
 

@@ -5,13 +5,14 @@
 #include <mutex>
 #include <vector>
 
+#include "core/environment.hpp"
 #include "knn/search.hpp"
 
 namespace knn::cuda {
 
-/// A stream, a cuBLAS handle and device buffers kept between searches (cuda_search.cu).
+/// A stream, a cuBLAS handle and device buffers kept between searches (gpu_context.cuh).
 struct GpuContext;
-std::shared_ptr<GpuContext> make_gpu_context(int device);
+std::shared_ptr<GpuContext> make_gpu_context(int device, const detail::GpuTuning& tuning);
 
 class CudaBackend final : public Backend {
  public:
@@ -38,16 +39,17 @@ class CudaBackend final : public Backend {
   template <class F>
   auto on_context(F&& f) const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!context_) context_ = make_gpu_context(device_);
+    if (!context_) context_ = make_gpu_context(device_, tuning_);
     return f(*context_);
   }
   int device_;
   BackendOptions options_;
+  detail::GpuTuning tuning_;  // read from the environment when the backend is made
   mutable std::mutex mutex_;
   mutable std::shared_ptr<GpuContext> context_;
 };
 
-/// Runs the search on the given device (cuda_search.cu), on `context` when given (searches
+/// Runs the search on the given device (gpu_search.cu), on `context` when given (searches
 /// that share one must not overlap).
 Neighbors gpu_search(const SearchRequest& request, const BackendOptions& options, int device, GpuContext* context = nullptr);
 /// Votes with more classes than this run on the host: the GPU keeps running sums per class.
@@ -56,14 +58,12 @@ constexpr std::size_t kMaxGpuClasses = 64;
 /// vote_prefixes and average_prefixes on the GPU (cuda_vote.cu), on the context's stream. They
 /// return false, having written nothing that counts, when the host should answer instead: no
 /// queries or k, more than kMaxGpuClasses classes, a list too long, the GPU out of memory, or
-/// KNN_GPU_VOTE=0. Otherwise every result is written, and `recheck` lists the queries whose
+/// the tuning asks for the host (KNN_GPU_VOTE=0). Otherwise every result is written, and `recheck` lists the queries whose
 /// results the GPU's rounding could have changed: the caller recomputes those on the host.
 bool gpu_vote(GpuContext& ctx, const BackendOptions& options, const Neighbors& nb, const int* train_class, std::size_t n_classes,
               const Weights& weights, const std::vector<std::size_t>& ks, int* out, double* proba,
               std::vector<std::size_t>& recheck);
 bool gpu_average(GpuContext& ctx, const BackendOptions& options, const Neighbors& nb, const double* train_target,
                  const Weights& weights, const std::vector<std::size_t>& ks, double* out, std::vector<std::size_t>& recheck);
-/// Uploads training rows and their squared norms (cuda_search.cu).
-std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, int device);
 
 }  // namespace knn::cuda

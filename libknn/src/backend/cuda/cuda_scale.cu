@@ -29,7 +29,9 @@
 #include <knn/prim/device/device_reduce.cuh>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "arith/scaled_value.hpp"
 #include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/resident_train.cuh"
 #include "knn/scaler.hpp"
 
 namespace knn::cuda {
@@ -72,7 +74,7 @@ __global__ void scale_min_max(float* x, long long items, long long cols, const d
   for (long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; p < items;
        p += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long c = p % cols;
-    const float y = __double2float_rn(__ddiv_rn(__dsub_rn(static_cast<double>(x[p]), offset[c]), scale[c]));
+    const float y = arith::scaled_value(x[p], offset[c], scale[c]);
     const bool finite = isfinite(y);
     if (!finite) atomicMin(bad, first_item + static_cast<unsigned long long>(p));
     x[p] = finite ? y : 0.0f;
@@ -211,7 +213,7 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
 bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out,
                           std::shared_ptr<const PreparedTrain>& prepared) {
   try {
-    if (!gpu_keeps(train.rows, train.cols, options, ctx.device)) return false;
+    if (!gpu_keeps(train.rows, train.cols, options, ctx.tuning, ctx.device)) return false;
     TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
     const cudaStream_t st = ctx.stream->s;
     KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice, st));
@@ -224,7 +226,7 @@ bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler
       scaler = fitted;
       overflow(train, bad);
     }
-    std::shared_ptr<const PreparedTrain> kept = gpu_prepare_device(s.x, train.rows, train.cols, options, ctx.device, st);
+    std::shared_ptr<const PreparedTrain> kept = gpu_prepare_device(s.x, train.rows, train.cols, options, ctx.tuning, ctx.device, st);
     scaler = fitted;
     out = std::move(scaled);
     prepared = std::move(kept);

@@ -44,6 +44,7 @@
 
 #include <knn/prim/device/device_segmented_scan.cuh>
 
+#include "arith/weights.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/gpu_context.cuh"
 #include "knn/vote.hpp"
@@ -71,31 +72,17 @@ struct StridedOffsets {
   __host__ __device__ long long operator[](long long s) const { return s * stride; }
 };
 
-struct WeightRule {
-  Weights::Kind kind;
-  double param;
-};
+using arith::WeightRule;
 
-// Weights::weight, with the prefix-local rule of vote.cpp's PrefixWeights for Kind::distance:
-// when the query's first distance is 0, 1 for distances of 0 and 0 for the rest.
+// arith::weight, with the prefix-local rule of vote.cpp's PrefixWeights for Kind::distance: when
+// the query's first distance is 0, 1 for distances of 0 and 0 for the rest. A gaussian weight at
+// exp()'s underflow edge sets kUnderflowEdge.
 __device__ double weight_of(const WeightRule& r, double d, bool zero_rule, unsigned& flags) {
   if (zero_rule) return d == 0.0 ? 1.0 : 0.0;
-  switch (r.kind) {
-    case Weights::Kind::uniform: return 1.0;
-    case Weights::Kind::distance: return 1.0 / d;
-    case Weights::Kind::gaussian: {
-      const double x = -(d * d) / (2.0 * r.param * r.param);
-      const double w = exp(x);
-      if (w < 2.2250738585072014e-308 && x >= -760.0) flags |= kUnderflowEdge;
-      return w;
-    }
-    case Weights::Kind::inverse: return 1.0 / (d + r.param);
-    case Weights::Kind::subtract: {
-      const double v = r.param - d;
-      return v < 0.0 ? 0.0 : v;  // std::max(param - d, 0.0)
-    }
-  }
-  return 1.0;
+  const double w = arith::weight(r, d);
+  if (r.kind == Weights::Kind::gaussian && w < 2.2250738585072014e-308 && -(d * d) / (2.0 * r.param * r.param) >= -760.0)
+    flags |= kUnderflowEdge;
+  return w;
 }
 
 __device__ double neighbour_weight(const WeightRule& r, const double* dist, long long p, long long kmax, unsigned* flags) {
@@ -216,10 +203,7 @@ __global__ void decide_means(const double* sums, long long items, long long kmax
   if (host) atomicOr(flags + q, kHost);
 }
 
-bool gpu_vote_enabled() {
-  const char* v = std::getenv("KNN_GPU_VOTE");
-  return !(v && std::strcmp(v, "0") == 0);
-}
+
 
 // Queries per batch, each taking `per_query` bytes of the working set; 0 when one does not fit.
 std::size_t batch_queries(std::size_t nq, std::size_t per_query, const BackendOptions& options) {
@@ -303,7 +287,7 @@ void place(const std::vector<T>& from, std::size_t q0, std::size_t m, std::size_
 template <class Work>
 bool in_batches(GpuContext& ctx, const BackendOptions& options, const Neighbors& nb, const std::vector<std::size_t>& ks,
                 std::size_t per_item, std::size_t per_query, std::vector<std::size_t>& recheck, Work&& work) {
-  if (!gpu_vote_enabled() || nb.queries == 0 || ks.empty() || ks.back() > kMaxList) return false;
+  if (!ctx.tuning.vote || nb.queries == 0 || ks.empty() || ks.back() > kMaxList) return false;
   const std::size_t size = batch_queries(nb.queries, ks.back() * per_item + per_query, options);
   if (size == 0) return false;
   try {

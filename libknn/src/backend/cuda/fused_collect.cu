@@ -1,0 +1,571 @@
+// The fused pass: tuning, operand layouts and the kernel. Its margins (the FP16 operands' limits,
+// the cheap test) are proved in docs/exactness.md#fp16-operands and #fused-cheap-test.
+#include "backend/cuda/fused_collect.cuh"
+
+#include <algorithm>
+#include <limits>
+
+#include <knn/prim/device/device_reduce.cuh>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/float_key.cuh"
+
+namespace knn::cuda {
+
+namespace {
+
+constexpr int kFusedQueries = 256;   // queries a block (their operand rows stay in shared memory)
+constexpr int kFusedRows = 128;      // training rows a stage
+constexpr int kFusedChunk = 32;      // product terms a chunk of a stage (the unit of the copy ring)
+constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
+constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
+
+// FP16 operands (TF32 searches, by default): the same 10 mantissa bits as TF32 at twice mma.sync's
+// rate (m16n8k16; H200: 639 against 319 TFLOPS) and half the shared-memory bytes a term. Their
+// range is the catch: each query row is scaled by a power of 2 that puts its largest possible
+// value just under 2^15, the training rows by one for all of them (from the largest squared
+// norm), and fused_fp16_limits() turns what rounding to FP16 loses, subnormals included, into
+// each query's bound. A chunk holds 64 terms (32 when there are only 32), 128 bytes a row with no
+// padding: the 16-byte words of odd rows are swizzled (word w at w ^ 4) so that a quarter warp's
+// loads from two rows fall in distinct banks.
+constexpr int kFp16MinExponent = -40;  // rows smaller than 2^-40 are scaled as if they were that large
+
+template <bool Half>
+__host__ __device__ constexpr int fused_chunk_terms(int kp) { return Half ? (kp < 64 ? kp : 64) : kFusedChunk; }
+// Elements a training row takes in a chunk buffer: kFusedChunk + 4 floats (so that the 16-byte
+// loads of a quarter warp fall in distinct banks), or the chunk's halves (swizzled).
+template <bool Half>
+__host__ __device__ constexpr int fused_chunk_stride(int kp) { return Half ? fused_chunk_terms<true>(kp) : kFusedChunk + 4; }
+
+// Dynamic shared memory of fused_collect for kp product terms (32, 64 or 128): the queries
+// (A-fragment order) and the ring of chunks. 200 KiB at kp = 128 with TF32 operands, 128 with FP16.
+template <bool Half>
+constexpr std::size_t fused_smem_bytes(int kp) {
+  const std::size_t element = Half ? 2 : 4;
+  return (static_cast<std::size_t>(kFusedQueries) * kp + static_cast<std::size_t>(kFusedRing) * kFusedRows * fused_chunk_stride<Half>(kp)) *
+         element;
+}
+
+struct FusedArgs {
+  const float* q;   // operand rows of the tile's queries, kdim floats each
+  const float* t;   // operand rows of the training set, kdim floats each
+  const __half* th; // FP16 operands: the training rows scaled (fp16_rows), kh halves each; else null
+  int kdim;         // product terms (zero-filled up to the kernel's KP)
+  int kh;           // th's row pitch: kdim rounded up to a multiple of 8
+  Bounds b;        // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
+  const unsigned* tau;
+  Slots slots;
+  int slot_count;
+  std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
+  const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
+};
+
+// The fused pass's cheap test. Its exact test (l2_float_bound<false>, four operations rounded
+// down, NaN and overflow handling) takes about a dozen instructions, and almost every product
+// fails it, so each product first takes x = fl(fl(tn c) - 2v) <= P (two operations rounded to
+// nearest), and only those that pass take the exact test. P is chosen so that no product the
+// exact test would accept fails the cheap one:
+//   with qn, tn, c, a the floats of the exact test (c = 1 - c rounded down, a = l2_abs_up) and
+//   R = (qn + tn) c - 2v - a in real arithmetic, the exact bound l (four roundings, each off by
+//   less than 2^-23 of a value under 1.01 (qn c + tn c + 2|v| + a), plus 2^-149 below float's
+//   normal range) is at least R - E, and x is at most tn c - 2v + e_x (two roundings to nearest:
+//   2^-24 each, of values under 1.01 (tn c + 2|v|)). So l <= tau gives
+//   x <= tau - qn c + a + E + e_x, with E + e_x <= 2^-20 (qn c + tn c + 2|v| + a) + 2^-146.
+//   The product v is within c' |q||t| of q.t (c' < 1, the product's relative bound) plus an
+//   absolute part that a holds twice over (dot_underflow(); with FP16 operands, also what their
+//   range loses: fused_fp16_limits), so 2|v| <= 2 (qn_up + max_tn) + a + 2^-100 with
+//   |q|^2 <= qn_up and |t|^2 <= max_tn; and qn c + tn c <= qn_up + max_tn. Hence
+//   P = tau - qn c + a + 2^-18 (qn_up + max_tn + a) + 2^-99, taken in double rounded up and then
+//   up to float, is enough. (With FP16 operands x is fl(fl(tn c) + s acc) for the accumulator acc
+//   and s = -2 times its unscaling power of 2: the same two roundings of tn c - 2v, v = acc s / -2
+//   taken exactly.)
+// Where qn_up + max_tn > 2^120 (a product could overflow: the exact test's overflow handling is
+// needed) or tau is not finite, P is NaN: !(x > NaN) holds, so every product takes the exact test.
+__device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, float tau, float c, float abs_up, float max_tn) {
+  const double qn_up = __double2float_ru(qn_exact);
+  const double scale = qn_up + static_cast<double>(max_tn);
+  if (!(scale <= 0x1p120) || !isfinite(tau)) return NAN;
+  const double a = abs_up;
+  const double slack = __dadd_ru(__dmul_ru(0x1p-18, __dadd_ru(scale, a)), 0x1p-99);
+  const double p = __dadd_ru(__dadd_ru(__dadd_ru(static_cast<double>(tau), -__dmul_rd(static_cast<double>(qn), static_cast<double>(c))), a), slack);
+  return __double2float_ru(p);
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int bytes) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int bytes) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory"); }
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, float a2, float a3, float b0, float b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+        "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+
+// mma.sync m16n8k16 on FP16 pairs (the lower half of each register first), float accumulators.
+__device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8
+// consecutive terms of a row (two 16-byte loads of B), two per k-step, so that B's b0 and b1
+// come as a register pair from one load. (b1, at k-slot tig + 4, is the term after b0's.)
+__device__ __forceinline__ int fused_term(int s, int tig) { return (s / 4) * 32 + (s / 2 % 2) * 4 + 8 * tig + 2 * (s % 2); }
+
+// The queries' operand rows of a block in the order mma_tf32 takes them as A: for 16-row tile mt,
+// k-step s and lane (gid, tig) the float4 {a0, a1, a2, a3} = rows gid, gid + 8 at term t, then
+// both at t + 1 (t = fused_term(s, tig)), so that each A operand is one 16-byte shared load that
+// needs no register moves (with the rows stored plainly, moving the values into place took four
+// instructions a product step: 39% of the pass's instructions). Zeros past kdim and past the
+// slots.
+template <int KP>
+__device__ __forceinline__ void fused_fill_queries(float4* qf, const float* q, int kdim, const Slots& slots, int first_slot, int slot_count) {
+  constexpr int steps = KP / 8;
+  for (int i = threadIdx.x; i < kFusedQueries / 16 * steps * 32; i += kFusedThreads) {
+    const int lane = i % 32, s = i / 32 % steps, mt = i / 32 / steps;
+    const int t = fused_term(s, lane % 4), r0 = mt * 16 + lane / 4;
+    float v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = r0 + (e % 2) * 8, slot = first_slot + r, term = t + e / 2;
+      v[e] = slot < slot_count && term < kdim ? q[static_cast<std::int64_t>(slots.row_of(slot)) * kdim + term] : 0.0f;
+    }
+    qf[i] = make_float4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+// FP16 operands: the exponent e of a row's scaling from r2, an upper bound of its squared norm (so
+// of each value's square): sqrt(r2) < 2^e, so the row times 2^(15 - e) has every value under
+// 2^15 (FP16 holds up to 65,504). At least kFp16MinExponent; 128 when r2 is not finite (every
+// float is under 2^128).
+__device__ __forceinline__ int fp16_exponent(double r2) {
+  if (!(r2 < INFINITY)) return 128;
+  int e = kFp16MinExponent;
+  if (r2 > 0.0) frexp(sqrt(r2) * (1.0 + 0x1p-20), &e);
+  return min(max(e, kFp16MinExponent), 128);
+}
+
+__device__ __forceinline__ unsigned fp16_pair(float lo, float hi) {
+  return static_cast<unsigned>(__half_as_ushort(__float2half_rn(lo))) | static_cast<unsigned>(__half_as_ushort(__float2half_rn(hi))) << 16;
+}
+
+// The training rows as FP16 operands: n rows of kh halves (zeros past d), each value times
+// 2^(15 - e), e = fp16_exponent(*max_tn) (the largest squared norm, rounded up). Four halves a
+// thread.
+__global__ void fp16_rows_kernel(const float* t, std::int64_t n, int d, int kh, const float* max_tn, __half* out) {
+  const float scale = ldexpf(1.0f, 15 - fp16_exponent(*max_tn));
+  const std::int64_t groups = n * (kh / 4);
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < groups;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t j = i / (kh / 4);
+    const int f = static_cast<int>(i - j * (kh / 4)) * 4;
+    float v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = f + e < d ? t[j * d + f + e] * scale : 0.0f;
+    reinterpret_cast<uint2*>(out)[i] = make_uint2(fp16_pair(v[0], v[1]), fp16_pair(v[2], v[3]));
+  }
+}
+
+
+// A query's FP16 scaling, and what its products' bound must add. With e_q = fp16_exponent(qn) and
+// e_t the training rows', the query is scaled by 2^(15 - e_q) and the training rows by
+// 2^(15 - e_t), so the accumulator holds q.t 2^(30 - e_q - e_t), and v = acc 2^g with
+// g = e_q + e_t - 30 (inv2 = -2^(g + 1)). Rounding a scaled value x to FP16 is off by at most
+// u|x| + h (u = 2^-11; h = 2^-25, half the spacing of FP16's subnormals, under 2^-14), so a term's
+// product is off by at most (2u + u^2)|xq xt| + h (1 + u)(|xq| + |xt|) + h^2 (products of FP16
+// values are exact in float). The first part is within the TF32 bound's 2^-9 (c, with its float
+// accumulation), which allows for inputs truncated to TF32: rounding to nearest leaves 2^-10 of it
+// free, far more than a tensor core's alignment of a k-step's 16 products to the largest, with
+// truncation, can lose (16 x 2^-23 of the largest). The rest, summed over d terms with
+// |x|_1 <= sqrt(d) |x| and |xq| <= R_q = sqrt(qn) 2^(15 - e_q) (R_t likewise), is
+// A = 2^g (h (1 + u) sqrt(d) (R_q + R_t) + d h^2), taken 1.01 times for its share of the
+// accumulation's error. The squared distance's bound adds 2A, the float unscaling of v (exact
+// unless it underflows: 2^-149 at most, doubled) and l2_abs. A query whose g leaves float's range
+// (products past 2^120) gets abs = +inf: every row is its candidate, and the second round ranks
+// them.
+struct Fp16Limits {
+  float scale;  // 2^(15 - e_q)
+  float inv2;   // -2^(g + 1)
+  float abs;    // the bound's absolute margin, rounded up
+};
+__device__ Fp16Limits fused_fp16_limits(double qn, float max_tn, int et, int d, double l2_abs) {
+  const int eq = fp16_exponent(qn), g = eq + et - 30;
+  Fp16Limits r{ldexpf(1.0f, 15 - eq), -2.0f, INFINITY};
+  if (g < -126 || g > 120) return r;
+  r.inv2 = -ldexpf(1.0f, g + 1);
+  const double rq = sqrt(qn) * (1.0 + 0x1p-20) * ldexp(1.0, 15 - eq);
+  const double rt = sqrt(static_cast<double>(max_tn)) * (1.0 + 0x1p-20) * ldexp(1.0, 15 - et);
+  const double a = 1.01 * ldexp(0x1p-25 * (1.0 + 0x1p-11) * sqrt(static_cast<double>(d)) * (rq + rt) + d * 0x1p-50, g);
+  r.abs = __double2float_ru(2.0 * 1.001 * a + l2_abs + 0x1p-148);
+  return r;
+}
+
+// The term of a lane's first k-slot pair in k-step s with FP16 operands (chunks of CH terms): a
+// lane takes 8 consecutive terms of a training row (one 16-byte load of B) for two k-steps, 4 a
+// step: terms t, t + 1 in k-slots 2 tig, 2 tig + 1 (B's first register) and t + 2, t + 3 in
+// 2 tig + 8, 2 tig + 9 (its second).
+template <int CH>
+__device__ __forceinline__ int fused_term_h(int s, int tig) {
+  constexpr int per_chunk = CH / 16;
+  const int c = s / per_chunk, si = s % per_chunk;
+  return c * CH + (si / 2) * 32 + 8 * tig + 4 * (si % 2);
+}
+
+// The queries as FP16 operands in the order mma_f16 takes them as A: for 16-row tile mt, k-step s
+// and lane (gid, tig), with t = fused_term_h(s, tig), the registers {rows gid, gid + 8 at terms
+// t, t + 1; then both at t + 2, t + 3}, one 16-byte shared load. Each row scaled by its
+// q_scale; zeros past kdim and past the slots.
+template <int KP>
+__device__ __forceinline__ void fused_fill_queries_h(uint4* qh, const float* q, int kdim, const Slots& slots, int first_slot, int slot_count,
+                                                     const float* q_scale) {
+  constexpr int steps = KP / 16, CH = fused_chunk_terms<true>(KP);
+  for (int i = threadIdx.x; i < kFusedQueries / 16 * steps * 32; i += kFusedThreads) {
+    const int lane = i % 32, s = i / 32 % steps, mt = i / 32 / steps;
+    const int t = fused_term_h<CH>(s, lane % 4), r0 = mt * 16 + lane / 4;
+    unsigned w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = r0 + (e % 2) * 8, slot = first_slot + r, term = t + (e / 2) * 2;
+      float v[2] = {0.0f, 0.0f};
+      if (slot < slot_count) {
+        const float* row = q + static_cast<std::int64_t>(slots.row_of(slot)) * kdim;
+#pragma unroll
+        for (int x = 0; x < 2; ++x)
+          if (term + x < kdim) v[x] = row[term + x] * q_scale[r];
+      }
+      w[e] = fp16_pair(v[0], v[1]);
+    }
+    qh[i] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// Appends, per slot, every training row whose l2 lower bound is <= tau, counting all of them
+// (slots.count, zeroed before), as collect() does from a written product. Block (x, y): slots
+// x * 256 .. + 255 against the stages of part y. One barrier a chunk: chunk c's copy is in, and
+// every warp is done with chunk c - 1, whose buffer then takes chunk c + 3. Half: FP16 operands
+// (a.th), else TF32 (a.t; Vec: rows start 16-byte aligned).
+template <int KP, bool Vec, bool Half>
+__global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
+  using Element = std::conditional_t<Half, __half, float>;
+  constexpr int CH = fused_chunk_terms<Half>(KP);        // terms a chunk
+  constexpr int cstride = fused_chunk_stride<Half>(KP);  // elements a training row takes in a chunk buffer
+  constexpr int chunks_per_stage = KP / CH;
+  constexpr int kstep = Half ? 16 : 8;                   // terms an MMA takes
+  constexpr int per_word = 16 / sizeof(Element);         // elements a 16-byte word holds
+  extern __shared__ uint4 fused_smem[];
+  uint4* const qf = fused_smem;  // the queries, 16-byte words in A-fragment order
+  Element* const ring = reinterpret_cast<Element*>(qf + kFusedQueries * KP / per_word);
+  __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries], q_cheap[kFusedQueries], q_abs[kFusedQueries];
+  __shared__ float q_scale[Half ? kFusedQueries : 1], q_inv2[Half ? kFusedQueries : 1];
+  __shared__ std::int64_t q_excluded[kFusedQueries];
+  // The stage's squared norms (rounded down), copied with its last chunk into that chunk's place.
+  __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
+  const Bounds& b = a.b;
+  const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
+  const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
+  const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
+  if (stages <= 0) return;  // the same for the whole block
+  const std::int64_t chunks = stages * chunks_per_stage;
+  const float max_tn = *a.max_tn;
+  const int et = Half ? fp16_exponent(max_tn) : 0;
+
+  for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
+    const int slot = first_slot + r;
+    float abs_up = b.l2_abs_up, scale = 0.0f, inv2 = -2.0f;
+    if (slot < a.slot_count) {
+      const int row = a.slots.row_of(slot);
+      if (Half) {
+        const Fp16Limits h = fused_fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
+        abs_up = h.abs, scale = h.scale, inv2 = h.inv2;
+      }
+      q_norm[r] = __double2float_rd(b.qn[row]);
+      q_tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
+      q_excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
+      q_cheap[r] = fused_cheap_limit(q_norm[r], b.qn[row], q_tau[r], b.c_dn, abs_up, max_tn);
+    } else {
+      q_norm[r] = 0.0f;
+      q_tau[r] = NAN;  // no bound is <= NaN
+      q_cheap[r] = -INFINITY;  // nor any cheap value (a finite x) under -inf
+      q_excluded[r] = -1;
+    }
+    q_abs[r] = abs_up;
+    if (Half) q_scale[r] = scale, q_inv2[r] = inv2;
+  }
+  if (Half) {
+    __syncthreads();  // q_scale
+    fused_fill_queries_h<KP>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count, q_scale);
+  } else {
+    fused_fill_queries<KP>(reinterpret_cast<float4*>(qf), a.q, a.kdim, a.slots, first_slot, a.slot_count);
+  }
+  // Chunk c: terms (c % chunks_per_stage) * CH .. + CH - 1 of the training rows of stage
+  // c / chunks_per_stage, into ring place c % kFusedRing (zeros past kdim and past the rows).
+  const auto load_chunk = [&](std::int64_t c) {
+    const std::int64_t s = c / chunks_per_stage;
+    const int k0 = static_cast<int>(c - s * chunks_per_stage) * CH, place = static_cast<int>(c % kFusedRing);
+    const std::int64_t j0 = (stage0 + s) * kFusedRows;
+    Element* const dst = ring + place * kFusedRows * cstride;
+    if (Half) {
+      // 16-byte word w of row r at w ^ 4 in odd rows of 64-term chunks (the swizzle above).
+      for (int i = threadIdx.x; i < kFusedRows * CH / 8; i += kFusedThreads) {
+        const int r = i / (CH / 8), w = i % (CH / 8), f = k0 + w * 8;
+        const int at = CH == 64 ? w ^ ((r & 1) << 2) : w;
+        const std::int64_t j = j0 + r;
+        const bool in = j < b.n && f < a.kh;
+        cp_async16(dst + r * cstride + at * 8, in ? a.th + j * a.kh + f : a.th, in ? 16 : 0);
+      }
+    } else if (Vec) {
+      for (int i = threadIdx.x; i < kFusedRows * CH / 4; i += kFusedThreads) {
+        const int r = i / (CH / 4), f = k0 + (i % (CH / 4)) * 4;
+        const std::int64_t j = j0 + r;
+        const bool in = j < b.n && f < a.kdim;
+        cp_async16(dst + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 16 : 0);
+      }
+    } else {
+      for (int i = threadIdx.x; i < kFusedRows * CH; i += kFusedThreads) {
+        const int r = i / CH, f = k0 + i % CH;
+        const std::int64_t j = j0 + r;
+        const bool in = j < b.n && f < a.kdim;
+        cp_async4(reinterpret_cast<float*>(dst) + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 4 : 0);
+      }
+    }
+    if (k0 + CH == KP && threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
+      const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
+      float* to = &t_norm[place][threadIdx.x * 4];
+      if (left >= 4) {
+        cp_async16(to, b.tn_dn + j, 16);
+      } else {  // the end of the rows: no read past them, zeros after
+#pragma unroll
+        for (int e = 0; e < 4; ++e) cp_async4(to + e, e < left ? b.tn_dn + j + e : b.tn_dn, e < left ? 4 : 0);
+      }
+    }
+  };
+  // A copy group a chunk, empty ones past the last, so that "all but the newest kFusedRing - 2
+  // groups done" means chunk c is in.
+#pragma unroll
+  for (int c = 0; c < kFusedRing - 1; ++c) {
+    if (c < chunks) load_chunk(c);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp / 4, wn = warp % 4, gid = lane / 4, tig = lane % 4;
+  __syncthreads();  // the queries (fused_fill_queries) and their limits, written above
+  float cheap[4][2];  // the cheap test's limit of this thread's 8 query rows, wm * 64 + m * 16 + h * 8 + gid
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) cheap[m][h] = q_cheap[wm * 64 + m * 16 + h * 8 + gid];
+  const uint4* const qa = qf + (wm * 4) * (KP / kstep) * 32 + lane;  // this warp's first 16-row tile
+  float acc[4][4][4];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    cp_async_wait<kFusedRing - 2>();
+    // Chunk c is in for every thread, and every thread is done with chunk c - 1, whose place the
+    // copy below refills.
+    __syncthreads();
+    if (c + kFusedRing - 1 < chunks) load_chunk(c + kFusedRing - 1);
+    cp_async_commit();
+    const int place = static_cast<int>(c % kFusedRing);
+    const int k0 = static_cast<int>(c % chunks_per_stage) * CH;
+    const Element* const tb = ring + place * kFusedRows * cstride + (wn * 32 + gid) * cstride;
+    if (Half) {
+      // The chunk's terms 32 at a time: one 16-byte word of B (8 terms) a lane and column tile,
+      // for k-steps s and s + 1.
+#pragma unroll
+      for (int p = 0; p < CH / 32; ++p) {
+        const int s = k0 / 16 + p * 2, w = p * 4 + tig, at = CH == 64 ? w ^ ((gid & 1) << 2) : w;
+        uint4 bf[4];
+#pragma unroll
+        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const uint4*>(tb + n * 8 * cstride + at * 8);
+#pragma unroll
+        for (int step = 0; step < 2; ++step)
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const uint4 af = qa[(m * (KP / 16) + s + step) * 32];
+#pragma unroll
+            for (int n = 0; n < 4; ++n)
+              mma_f16(acc[m][n], af.x, af.y, af.z, af.w, step ? bf[n].z : bf[n].x, step ? bf[n].w : bf[n].y);
+          }
+      }
+    } else {
+      // The chunk's 32 terms in two halves (4 of this thread's 8 values of B): k-steps s and s + 1.
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int s = k0 / 8 + half * 2;
+        float4 bf[4];
+#pragma unroll
+        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(tb) + tig * 8 + n * 8 * cstride + half * 4);
+#pragma unroll
+        for (int step = 0; step < 2; ++step)
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const float4 af = reinterpret_cast<const float4*>(qa)[(m * (KP / 8) + s + step) * 32];
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+              const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+              mma_tf32(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+            }
+          }
+      }
+    }
+    if (k0 + CH < KP) continue;  // the stage's products are not whole yet
+    // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
+    // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage; v = acc (TF32) or acc inv2 / -2 (FP16).
+    const std::int64_t j0 = (stage0 + c / chunks_per_stage) * kFusedRows;
+    const float* const tn = t_norm[place];
+    float tnc[4][2];  // tn c of this thread's 8 columns (fused_cheap_limit)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) tnc[n][e] = tn[wn * 32 + n * 8 + 2 * tig + e] * b.c_dn;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      float inv2[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) inv2[h] = Half ? q_inv2[wm * 64 + m * 16 + h * 8 + gid] : -2.0f;
+      // The cheap test of the 16 products of this 16-row tile first, as bits; the rare products
+      // that pass take the exact test after.
+      unsigned pass = 0;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            pass |= static_cast<unsigned>(!(fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) << ((h * 4 + n) * 2 + e);
+      if (pass != 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = wm * 64 + m * 16 + h * 8 + gid;
+#pragma unroll
+          for (int n = 0; n < 4; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (pass >> ((h * 4 + n) * 2 + e) & 1u) {
+                const float v = Half ? acc[m][n][2 * h + e] * (-0.5f * inv2[h]) : acc[m][n][2 * h + e];
+                const float l = l2_float_bound<false>(v, q_norm[r], tn[wn * 32 + n * 8 + 2 * tig + e], b.c_dn, q_abs[r]);
+                const std::int64_t j = j0 + wn * 32 + n * 8 + 2 * tig + e;
+                if (l <= q_tau[r] && j < b.n && j != q_excluded[r]) {
+                  const int slot = first_slot + r;
+                  const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+                  if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
+                }
+              }
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
+    }
+  }
+  cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
+}
+
+
+}  // namespace
+
+void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
+                        DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st) {
+  max_tn.resize(1);
+  std::size_t temp_bytes = 0;
+  check_prim(knn::prim::reduce_max(nullptr, temp_bytes, norms.up.get(), max_tn.get(), n, st));
+  temp.resize(temp_bytes);
+  check_prim(knn::prim::reduce_max(temp.get(), temp_bytes, norms.up.get(), max_tn.get(), n, st));
+  if (!half) return;
+  const int kh = fp16_pitch(d);
+  rows_h.resize(static_cast<std::size_t>(n) * kh);
+  fp16_rows_kernel<<<blocks_for(std::min<std::int64_t>(n * (kh / 4), std::int64_t{1} << 24), 256), 256, 0, st>>>(rows, n, d, kh, max_tn.get(),
+                                                                                                    rows_h.get());
+  KNN_LAUNCHED(fp16_rows_kernel);
+}
+
+// fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
+// as keep the device's blocks busy to the last wave (each part costs one more stage: the load of
+// its queries).
+void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
+                  int multiprocessors, cudaStream_t st) {
+  if (slot_count == 0) return;
+  KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
+  // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
+  const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
+  const bool half = p.th != nullptr, vec = p.kdim % 4 == 0;
+  const std::size_t smem = half ? fused_smem_bytes<true>(kp) : fused_smem_bytes<false>(kp);
+  using Kernel = void (*)(FusedArgs);
+  const Kernel kernels[3][3] = {{fused_collect<32, false, false>, fused_collect<32, true, false>, fused_collect<32, true, true>},
+                                {fused_collect<64, false, false>, fused_collect<64, true, false>, fused_collect<64, true, true>},
+                                {fused_collect<128, false, false>, fused_collect<128, true, false>, fused_collect<128, true, true>}};
+  const Kernel kernel = kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0];
+  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  int resident = 0;
+  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, smem));
+  const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
+  const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
+  const std::int64_t stages = std::max<std::int64_t>((b.n + kFusedRows - 1) / kFusedRows, 1);
+  std::int64_t best_parts = 1, best_cost = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t parts = 1; parts <= std::min<std::int64_t>(stages, 8192); ++parts) {
+    const std::int64_t per = (stages + parts - 1) / parts, used = (stages + per - 1) / per;
+    const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
+    if (cost < best_cost) best_cost = cost, best_parts = used;
+  }
+  FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts, p.max_tn};
+  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, smem, st>>>(args);
+  KNN_LAUNCHED(fused_collect);
+}
+
+// tau's sample for the fused path: one training row in `stride`. The candidates then number
+// about stride * k plus those within the margin (many with TF32's: at 10^6 x 128, k = 10, one
+// row in 13 left a third of the queries' lists overflowing), which must fit the first round's
+// lists of 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample
+// at least 4k rows. A smaller sample did not pay with longer lists either (H200, 10^4 queries,
+// 10^6 x 128, k = 10, lists of 592: 27.2 ms with one row in 6, 27.1 in 10, 27.9 in 14 and 29.2
+// in 20): the pass and the ranking slow down with the candidates.
+int fused_stride(std::int64_t k, std::int64_t n) {
+  const std::int64_t by_lists = (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, 32));
+}
+
+namespace {
+// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
+// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.
+__global__ void take_sample_kernel(const double* tn, const float* up, const float* dn, std::int64_t n_s, int stride, double* s_tn,
+                            float* s_up, float* s_dn, const std::int64_t* exclude, std::int64_t nq, std::int64_t* s_exclude) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n_s) {
+    s_tn[i] = tn[i * stride];
+    s_up[i] = up[i * stride];
+    s_dn[i] = dn[i * stride];
+  }
+  if (exclude && i < nq) {
+    const std::int64_t e = exclude[i];
+    s_exclude[i] = e >= 0 && e % stride == 0 ? e / stride : -1;
+  }
+}
+
+}  // namespace
+
+void take_sample(const double* tn, const float* up, const float* dn, std::int64_t n_s, int stride, double* s_tn, float* s_up,
+                 float* s_dn, const std::int64_t* exclude, std::int64_t nq, std::int64_t* s_exclude, cudaStream_t st) {
+  const std::int64_t items = std::max(n_s, exclude ? nq : 0);
+  take_sample_kernel<<<blocks_for(items, 256), 256, 0, st>>>(tn, up, dn, n_s, stride, s_tn, s_up, s_dn, exclude, nq, s_exclude);
+  KNN_LAUNCHED(take_sample);
+}
+
+}  // namespace knn::cuda

@@ -1,0 +1,71 @@
+#pragma once
+// Products and candidates in one kernel (fused_collect): l2, small k, up to kFusedMaxTerms
+// product terms. A block holds the operand rows of 256 queries in shared memory, streams the
+// training rows through, takes each product on tensor cores and tests every pair's lower bound
+// against tau at once, so no product leaves the SM. tau comes first, from a cuBLAS product with
+// every stride-th training row (fused_stride()).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend/cuda/bounds.cuh"
+#include "backend/cuda/candidate_slots.cuh"
+#include "backend/cuda/device_memory.cuh"
+#include "backend/cuda/operands.cuh"
+
+namespace knn::cuda {
+
+// The fused pass (fused_collect, below) takes l2 products of at most kFusedMaxTerms terms, and by
+// default only against kFusedDefaultRows training rows or more.
+constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
+constexpr std::int64_t kFusedDefaultRows = 1000000;
+// Halves an FP16 training row takes: d rounded up to 8, so that rows start 16-byte aligned.
+constexpr int fp16_pitch(int d) { return (d + 7) / 8 * 8; }
+
+/// What the fused path keeps between searches: its sample of the training rows (every stride-th:
+/// squared norms exact and rounded, the queries' excluded rows as rows of the sample), the
+/// training rows' largest squared norm and their FP16 operands.
+struct FusedWorkspace {
+  DeviceArray<double> sample_tn;
+  DeviceArray<float> sample_up, sample_dn, max_tn;
+  DeviceArray<std::int64_t> sample_exclude;
+  DeviceArray<__half> half_rows;
+  template <class F>
+  void for_each_buffer(F&& f) {
+    f(sample_tn), f(sample_up), f(sample_dn), f(max_tn), f(sample_exclude), f(half_rows);
+  }
+};
+
+// The operands of the fused path for a tile (or chunk), and the sample that gives its tau.
+struct FusedPlan {
+  const float* q;    // the queries' operand rows
+  const float* t;    // the training rows' operand rows
+  const __half* th;  // FP16 operands: the training rows scaled (fp16_rows), kh halves each; else null
+  int kdim, kh;
+  // The product with every stride-th training row (its rows, norms, exclusions): the first
+  // round's; null in the second, which reuses the first round's tau.
+  const Bounds* sample;
+  const float* max_tn;  // the largest squared norm of the training rows, rounded up
+};
+
+/// What the fused pass reads of the training rows besides them: their largest squared norm
+/// (rounded up) into max_tn, and with `half` their FP16 operands (fp16_rows) into rows_h; queued on
+/// st, with `temp` for the reduction.
+void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
+                        DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st);
+
+/// fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
+/// as keep the device's blocks busy to the last wave.
+void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
+                  int multiprocessors, cudaStream_t st);
+
+/// tau's sample: one training row in this many (docs/architecture.md#the-fused-pass).
+int fused_stride(std::int64_t k, std::int64_t n);
+
+/// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
+/// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.
+void take_sample(const double* tn, const float* up, const float* dn, std::int64_t n_s, int stride, double* s_tn, float* s_up,
+                 float* s_dn, const std::int64_t* exclude, std::int64_t nq, std::int64_t* s_exclude, cudaStream_t st);
+
+}  // namespace knn::cuda

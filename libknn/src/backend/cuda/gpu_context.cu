@@ -1,0 +1,23 @@
+#include "backend/cuda/gpu_context.cuh"
+
+#include "backend/cuda/resident_train.cuh"
+
+namespace knn::cuda {
+
+GpuContext::GpuContext(int device_id, const detail::GpuTuning& tuning_switches) : device(device_id), tuning(tuning_switches) {
+  KNN_CUDA(cudaSetDevice(device));
+  stream = std::make_unique<Stream>();
+  select_stream = std::make_unique<Stream>();
+  copy_stream = std::make_unique<Stream>();
+  blas = std::make_unique<Blas>();
+  tensor_cores = split_products(device, tuning);
+  KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
+  small_k_init();
+}
+
+std::shared_ptr<GpuContext> make_gpu_context(int device, const detail::GpuTuning& tuning) {
+  return std::make_shared<GpuContext>(device, tuning);
+}
+
+}  // namespace knn::cuda

@@ -1,0 +1,369 @@
+// Exact k-nearest-neighbour search on the GPU: the tile loop (docs/architecture.md#the-gpu-search).
+//
+// Per tile of queries: (1) a cuBLAS product (fp32, or TF32 tensor cores) against all training
+// rows gives each pair an approximate value, from which an upper and a lower bound of the defined
+// distance follow (bounds.cuh); (2) per query, tau: a value with at least k upper bounds at or
+// below it; (3) every row whose lower bound is <= tau is a candidate; (4) candidates are ranked by
+// the defined distance and sorted by (distance, index). The candidates contain the true k nearest,
+// ties included (docs/exactness.md), so the result is the CPU backend's, bit for bit, whatever the
+// precision of step (1). k up to kFastK takes small_k_select (or the fused pass, fused_collect),
+// larger k large_k_select.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <future>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arith/bounds.hpp"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/fused_collect.cuh"
+#include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/l1_sums.cuh"
+#include "backend/cuda/large_k_select.cuh"
+#include "backend/cuda/operands.cuh"
+#include "backend/cuda/resident_train.cuh"
+#include "backend/cuda/small_k_select.cuh"
+#include "backend/cuda/staging.cuh"
+#include "distributed/distributed.hpp"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device, GpuContext* shared_ctx) {
+  const Matrix& train = *req.train;
+  const Matrix& queries = *req.queries;
+  const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(queries.rows);
+  const int d = static_cast<int>(train.cols);
+  const auto k = static_cast<std::int64_t>(req.k);
+  const Metric metric = req.metric;
+
+  Neighbors out;
+  out.queries = queries.rows;
+  out.k = req.k;
+  if (nq == 0) return out;
+  // The lists: made by two host threads while the device works on the first tiles when they are
+  // large (160 MB for 10^4 queries and k = 1,000), else when first needed.
+  const std::size_t items = queries.rows * req.k;
+  std::future<void> index_made, distance_made;
+  const auto allocate_out = [&] {
+    if (index_made.valid()) {
+      index_made.get();
+      distance_made.get();
+    }
+    if (out.index.size() == items) return;
+    fill_fresh(out.index, items, std::int64_t{-1});
+    fill_fresh(out.distance, items, 0.0);
+  };
+
+  KNN_CUDA(cudaSetDevice(device));
+  std::shared_ptr<GpuContext> own_ctx;
+  if (!shared_ctx || shared_ctx->device != device) {
+    own_ctx = make_gpu_context(device, shared_ctx ? shared_ctx->tuning : detail::gpu_tuning());
+    shared_ctx = own_ctx.get();
+  }
+  GpuContext& ctx = *shared_ctx;
+  // A budget of the user's own bounds what this search holds, kept buffers included.
+  if (options.device_memory_budget) ctx.release();
+  cudaStream_t st = ctx.stream->s;
+  const bool tf32 = options.precision == Precision::tf32 && metric != Metric::l1;
+  // float32 products from split operands on tensor cores: float32's accuracy (within a small
+  // factor) at a third of TF32's speed, several times cuBLAS's float32 product.
+  const bool split = !tf32 && metric != Metric::l1 && ctx.tensor_cores;
+  check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  const double c = metric == Metric::l1 ? detail::fp32_l1_bound(train.cols)
+                   : tf32      ? detail::tf32_dot_bound(train.cols)
+                   : split     ? detail::split_tf32_dot_bound(train.cols)
+                               : detail::fp32_dot_bound(train.cols);
+  const int kdim = split ? 3 * d : d;  // the product's inner dimension
+  const bool fast = k <= kFastK;
+  // The other selection path's buffers go: the budget below counts what the context holds as this
+  // search's to reuse.
+  const auto release = [](auto& buffer) { buffer.release(); };
+  if (fast) ctx.large.for_each_buffer(release);
+  else ctx.small.for_each_buffer(release);
+  // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
+  // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more,
+  // where it measured faster than writing the products (H200, 1,000 queries, k = 10, at 10^6 and
+  // 10^7 rows, FP16 operands: d = 16, 1.62 / 12.13 ms against 2.59 / 28.48; d = 64, 1.81 / 14.19
+  // against 2.80 / 30.15; d = 128, 2.79 / 20.71 against 3.12 / 34.87). Below 10^6 rows it was no
+  // faster.
+  // KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
+  const int stride = fused_stride(k, n);
+  const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && kdim <= kFusedMaxTerms;
+  const bool fused_pays = tf32 && k <= 10 && n >= kFusedDefaultRows;
+  const bool fused = fused_fits && (ctx.tuning.fused >= 0 ? ctx.tuning.fused == 1 : fused_pays);
+  // A TF32 fused pass takes FP16 operands (fused_fp16_limits): the same 10 mantissa bits as TF32,
+  // at twice the rate. KNN_GPU_FP16=0 keeps TF32 operands, for comparison.
+  const bool fp16 = fused && tf32 && ctx.tuning.fp16;
+  const int kh = fp16_pitch(d);
+  // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
+  // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
+  // same): cuBLAS takes a slower kernel for an odd count (H200, TF32, 10^4 queries x 166,667
+  // sample rows x 128 terms: 5.38 ms, against 2.37 for 166,668 rows).
+  const std::int64_t n_s_all = fused ? (n + stride - 1) / stride : n;
+  const std::int64_t n_s = fused && n_s_all >= 8 ? n_s_all / 4 * 4 : n_s_all;
+  // Floats from one query's products to the next: the sample's rounded up to a multiple of 32, so
+  // that every row starts 16-byte aligned and tau's pass reads it four floats at a time.
+  const std::int64_t s_pitch = fused ? (n_s + 31) / 32 * 32 : n;
+
+  // The training rows: prepared by this backend, or uploaded now.
+  const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
+  if (prepared && !prepared->fits(train, device)) prepared = nullptr;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
+  const bool need_split = split && !(prepared && prepared->split.get());
+  // Bytes of a training row on the device: its values, their split or FP16 copy, its norms.
+  const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes +
+                                (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) : 0);
+  const std::size_t train_bytes = static_cast<std::size_t>(n) * row_bytes;
+  std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
+  // Rows already resident count in what is free; a budget the user set holds them too.
+  if (prepared && !options.device_memory_budget) budget += train_bytes;
+  // Per query row: its data and candidates, and its approximate values against every training row.
+  // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
+  // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
+  // select's 8 KiB a query too, since k > kFastK there.
+  const std::size_t per_query_fixed =
+      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64;
+  const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
+  if (train_bytes + per_query > budget) {
+    // The training rows do not fit beside one query: search them in parts that do (half of what
+    // is left after a query's fixed needs holds a part, the rest its queries' values), each
+    // uploaded in turn, and merge the parts' nearest on the host.
+    const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
+    if (rows == 0)
+      throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
+                  std::to_string(row_bytes + sizeof(float) + per_query_fixed) + " (use " + param("device") + " cpu)");
+    BackendOptions part_options = options;
+    part_options.device_memory_budget = budget;
+    return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
+  }
+  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // cuBLAS ldc*cols
+
+  // Queries given unscaled (SearchRequest::scaler): each chunk is scaled in device memory as it
+  // arrives (scale_rows, Scaler::transform's arithmetic), and the first value that overflows is
+  // reported once the search is done. Overflowing values become 0 meanwhile, so the search runs
+  // on finite numbers; its results are dropped then.
+  const Scaler* scaler = req.scaler && req.scaler->kind() != Scaling::none ? req.scaler : nullptr;
+  if (scaler) {
+    if (scaler->offset().size() != train.cols || scaler->scale().size() != train.cols)
+      throw Error("scaler fitted on " + std::to_string(scaler->offset().size()) + " features, given " + std::to_string(train.cols));
+    ctx.tile.scaler_offset.resize(train.cols);
+    ctx.tile.scaler_scale.resize(train.cols);
+    ctx.tile.scale_bad.resize(1);
+    KNN_CUDA(cudaMemcpyAsync(ctx.tile.scaler_offset.get(), scaler->offset().data(), train.cols * sizeof(double), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemcpyAsync(ctx.tile.scaler_scale.get(), scaler->scale().data(), train.cols * sizeof(double), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemsetAsync(ctx.tile.scale_bad.get(), 0xff, sizeof(unsigned long long), st));
+  }
+
+  DeviceArray<float> own_train, own_split;
+  TrainNorms own_norms;
+  const float* d_train = nullptr;
+  const float* d_split = nullptr;
+  const TrainNorms* norms = nullptr;
+  if (prepared) {
+    d_train = prepared->rows.get();
+    d_split = prepared->split.get();
+    norms = &prepared->norms;
+  } else {
+    own_train.resize(static_cast<std::size_t>(n) * d);
+    KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
+                             cudaMemcpyHostToDevice, st));
+    own_norms.compute(own_train.get(), n, d, st);
+    d_train = own_train.get();
+    norms = &own_norms;
+  }
+  if (need_split) {
+    own_split.resize(static_cast<std::size_t>(n) * 3 * d);
+    split_rows(d_train, n, d, false, own_split.get(), st);
+    d_split = own_split.get();
+  }
+  const double* d_tn = norms->exact.get();
+  // 1 + c and 1 - c rounded away from 1, for the float bounds of l2.
+  const float c_up = std::nextafter(static_cast<float>(1.0 + c), 2.0f);
+  const float c_dn = std::nextafter(static_cast<float>(1.0 - c), 0.0f);
+  // l2's absolute margin: what underflow may lose.
+  const double l2_abs = detail::l2_underflow(train.cols);
+  // The bounds of a tile's (or chunk's) products, which start at row `first_row` of ctx.tile.s.
+  auto make_bounds = [&](std::int64_t first_row, const double* qn, std::int64_t first_query) {
+    Bounds b{ctx.tile.s.get() + first_row * n, n, metric, qn, d_tn, c, req.exclude ? ctx.tile.exclude.get() : nullptr, first_query};
+    b.tn_up = norms->up.get();
+    b.tn_dn = norms->dn.get();
+    b.c_up = c_up;
+    b.c_dn = c_dn;
+    b.l2_abs = l2_abs;
+    b.l2_abs_up = std::nextafter(static_cast<float>(l2_abs), INFINITY);
+    b.d = d;
+    b.pitch = n;
+    return b;
+  };
+  if (req.exclude) {
+    ctx.tile.exclude.resize(static_cast<std::size_t>(nq));
+    KNN_CUDA(cudaMemcpyAsync(ctx.tile.exclude.get(), req.exclude, static_cast<std::size_t>(nq) * sizeof(std::int64_t),
+                             cudaMemcpyHostToDevice, st));
+  }
+  // The fused path's sample: every stride-th training row, its norms and exclusions gathered.
+  auto make_sample_bounds = [&](std::int64_t first_row, const double* qn, std::int64_t first_query) {
+    Bounds b = make_bounds(first_row, qn, first_query);
+    b.s = ctx.tile.s.get() + first_row * s_pitch;
+    b.n = n_s;
+    b.pitch = s_pitch;
+    b.tn = ctx.fused.sample_tn.get();
+    b.tn_up = ctx.fused.sample_up.get();
+    b.tn_dn = ctx.fused.sample_dn.get();
+    b.exclude = req.exclude ? ctx.fused.sample_exclude.get() : nullptr;
+    return b;
+  };
+  const float* d_max_tn = nullptr;  // the fused path's (FusedPlan)
+  const __half* d_half = nullptr;
+  if (fused) {
+    ctx.fused.sample_tn.resize(static_cast<std::size_t>(n_s));
+    ctx.fused.sample_up.resize(static_cast<std::size_t>(n_s));
+    ctx.fused.sample_dn.resize(static_cast<std::size_t>(n_s));
+    if (req.exclude) ctx.fused.sample_exclude.resize(static_cast<std::size_t>(nq));
+    take_sample(d_tn, norms->up.get(), norms->dn.get(), n_s, stride, ctx.fused.sample_tn.get(), ctx.fused.sample_up.get(),
+                ctx.fused.sample_dn.get(), req.exclude ? ctx.tile.exclude.get() : nullptr, nq, ctx.fused.sample_exclude.get(), st);
+    // The largest squared norm, rounded up (fused_cheap_limit), and the FP16 operands: kept with
+    // the prepared rows, or made now.
+    if (prepared && prepared->max_tn.get()) {
+      d_max_tn = prepared->max_tn.get();
+      d_half = prepared->half.get();
+    } else {
+      prepare_fused_rows(d_train, *norms, n, d, fp16, ctx.temp, ctx.fused.max_tn, ctx.fused.half_rows, st);
+      d_max_tn = ctx.fused.max_tn.get();
+      d_half = ctx.fused.half_rows.get();
+    }
+    if (!fp16) d_half = nullptr;
+  }
+
+  StageTimer timer(ctx.tuning.timing);
+  if (items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
+    index_made = std::async(std::launch::async, [&] { fill_fresh(out.index, items, std::int64_t{-1}); });
+    distance_made = std::async(std::launch::async, [&] { fill_fresh(out.distance, items, 0.0); });
+  }
+  TileResults finished;  // the last tile's lists, delivered while the device works on the next
+  bool undelivered = false;
+  int results = 0;
+  for (std::int64_t q0 = 0; q0 < nq; q0 += tile) {
+    const std::int64_t qt = std::min(tile, nq - q0);
+    ctx.tile.q.resize(static_cast<std::size_t>(qt) * d);
+    if (split) ctx.tile.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
+    ctx.tile.qn.resize(static_cast<std::size_t>(qt));
+    ctx.tile.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
+    if (fast) fast_select_reserve(ctx, qt, k);
+    // The two-pass path works through the tile in chunks of queries: the selection of one chunk
+    // (select_stream) runs beside the upload and product of the next (stream). That pays where
+    // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
+    // few features and small k the product writes its values as fast as the selection reads
+    // them, and the two only slow each other down (H200: 10^6 x 128, k = 10 took 98.7 ms in one
+    // chunk a tile, 110.7 in two; Fashion-MNIST took 23.6 ms in four chunks, 25.8 in one; 10^6 x
+    // 128, k = 1,000 218.3 ms in two, 229.9 in one). KNN_GPU_CHUNKS sets the count, for such
+    // measurements; timing runs the stages one after another.
+    std::int64_t chunks = fast && !timer.on() && (d >= 256 || k > 256) ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
+    if (ctx.tuning.chunks && fast && !fused && !timer.on())
+      chunks = std::clamp<std::int64_t>(ctx.tuning.chunks, 1, std::max<std::int64_t>(qt, 1));
+    const std::int64_t chunk = (qt + chunks - 1) / chunks;
+    timer.mark(st, "start");
+    FusedPlan plan{};  // the chunk's, on the fused path
+    Bounds sample{};
+    for (std::int64_t c0 = 0; c0 < qt; c0 += chunk) {
+      const std::int64_t cq = std::min(chunk, qt - c0);
+      float* q_chunk = ctx.tile.q.get() + c0 * d;
+      float* s_chunk = ctx.tile.s.get() + c0 * n;
+      // (A stream of its own for uploads straight from the caller's pageable memory measured
+      // slower on an H200: 25.6 ms against 23.0 ms on the Fashion-MNIST shape in fp32.)
+      upload_queries(ctx, q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d, st);
+      if (scaler)
+        scale_rows(q_chunk, static_cast<std::size_t>(cq), train.cols, ctx.tile.scaler_offset.get(), ctx.tile.scaler_scale.get(),
+                   static_cast<std::size_t>(q0 + c0), ctx.tile.scale_bad.get(), st);
+      timer.mark(st, "upload");
+      squared_norms(q_chunk, cq, d, ctx.tile.qn.get() + c0, st);
+
+      // (1) approximate values, row-major cq x n: column-major n x cq = T^T Q.
+      if (metric == Metric::l1) {
+        l1_sums(q_chunk, d_train, cq, n, d, s_chunk, st);
+      } else {
+        const float one = 1.0f, zero = 0.0f;
+        const float* a = d_train;
+        const float* b = q_chunk;
+        if (split) {
+          float* q_parts = ctx.tile.q_split.get() + c0 * 3 * d;
+          split_rows(q_chunk, cq, d, true, q_parts, st);
+          a = d_split;
+          b = q_parts;
+        }
+        if (fused) {
+          // Only the sample's products: every stride-th training row, stride * kdim floats apart.
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one, a,
+                                  CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.tile.s.get() + c0 * s_pitch, CUDA_R_32F,
+                                  static_cast<int>(s_pitch), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+          sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
+          plan = FusedPlan{b, a, d_half, kdim, kh, &sample, d_max_tn};
+        } else {
+          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
+                                  CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
+                                  tf32 || split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+        }
+      }
+      timer.mark(st, "product");
+      if (!fast) continue;
+      const Bounds chunk_bounds = make_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
+      KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
+      KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr},
+                        c0, ctx.select_stream->s, timer);
+    }
+    const Bounds bounds = make_bounds(0, ctx.tile.qn.get(), q0);
+    if (fast) {
+      const auto host_start = std::chrono::steady_clock::now();
+      if (undelivered) deliver(ctx, finished, out);
+      else allocate_out();
+      if (timer.on())
+        std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+      // The second round's fused passes take the whole tile's operands.
+      const FusedPlan whole{split ? ctx.tile.q_split.get() : ctx.tile.q.get(), split ? d_split : d_train, d_half, kdim, kh, nullptr, d_max_tn};
+      fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr},
+                         finished, timer.on());
+      undelivered = true;
+      results ^= 1;
+      timer.report(qt, n);
+      if (timer.on())
+        std::fprintf(stderr, "gpu stages: host part of the selection %.3f ms\n",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+      continue;
+    }
+    large_k_tile(ctx, bounds, ctx.tile.q.get(), d_train, d, metric, q0, qt, k, out, allocate_out, timer, st);
+  }
+  if (undelivered) deliver(ctx, finished, out);
+  // The training rows uploaded for this search only are freed on return, so nothing may still
+  // read them.
+  KNN_CUDA(cudaStreamSynchronize(st));
+  KNN_CUDA(cudaStreamSynchronize(ctx.select_stream->s));
+  if (scaler) {
+    unsigned long long bad = ~0ull;
+    KNN_CUDA(cudaMemcpyAsync(&bad, ctx.tile.scale_bad.get(), sizeof bad, cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    if (bad != ~0ull) {
+      const auto i = static_cast<std::size_t>(bad / train.cols), j = static_cast<std::size_t>(bad % train.cols);
+      throw ScaleOverflow(i, j, queries(i, j), scaler->kind());
+    }
+  }
+  return out;
+}
+
+}  // namespace knn::cuda

@@ -1,0 +1,152 @@
+#include "backend/cuda/large_k_select.cuh"
+
+#include <knn/prim/block/block_scan.cuh>
+#include <knn/prim/device/device_radix_select.cuh>
+#include <knn/prim/device/device_scan.cuh>
+
+#include "arith/distance.hpp"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/float_key.cuh"
+#include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/rank_lists.cuh"
+
+namespace knn::cuda {
+
+namespace {
+
+// The upper bounds of a tile's rows as knn::prim::radix_select_kth reads its input: row(q)(j) is
+// query q's upper bound for training row j, NaN for a masked row (above +inf in the select's
+// order, so never counted).
+struct UpperBounds {
+  Bounds b;
+  struct Row {
+    Bounds::Row r;
+    __device__ float operator()(long long j) const {
+      float u, l;
+      r.bounds_at(j, u, l);
+      return u;
+    }
+  };
+  __device__ Row row(long long q) const { return Row{b.row_of(static_cast<int>(q))}; }
+};
+
+// tau key per query from its k-th upper bound: at least k rows lie at or below it. A NaN (fewer
+// than k rows not masked) or infinite k-th bound makes every row with a lower bound a candidate.
+__global__ void tau_from_kth(const float* kth, std::int64_t qt, unsigned* tau) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < qt) tau[i] = min(ordered_key(kth[i]), ordered_key(INFINITY));
+}
+
+constexpr int kScanThreads = 256;
+
+__global__ void count_candidates(Bounds b, const unsigned* tau, std::int64_t* count) {
+  __shared__ unsigned long long total;
+  if (threadIdx.x == 0) total = 0;
+  __syncthreads();
+  const int row = blockIdx.x;
+  const unsigned t = tau[row];
+  unsigned long long c = 0;
+  for (std::int64_t j = threadIdx.x; j < b.n; j += blockDim.x) {
+    float u, l;
+    b(row, j, u, l);
+    c += ordered_key(l) <= t;
+  }
+  atomicAdd(&total, c);
+  __syncthreads();
+  if (threadIdx.x == 0) count[row] = static_cast<std::int64_t>(total);
+}
+
+__global__ void write_candidates(Bounds b, const unsigned* tau, const std::int64_t* offset, std::int64_t* cand_index,
+                                 int* cand_query) {
+  using Scan = knn::prim::BlockScan<std::int64_t, kScanThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const int row = blockIdx.x;
+  const unsigned t = tau[row];
+  std::int64_t base = offset[row];
+  for (std::int64_t j0 = 0; j0 < b.n; j0 += kScanThreads) {
+    const std::int64_t j = j0 + threadIdx.x;
+    std::int64_t flag[1] = {0};
+    if (j < b.n) {
+      float u, l;
+      b(row, j, u, l);
+      flag[0] = ordered_key(l) <= t ? 1 : 0;
+    }
+    std::int64_t pos[1];
+    std::int64_t total;
+    Scan(temp).exclusive_scan(flag, pos, std::int64_t{0}, knn::prim::Sum{}, total);
+    if (flag[0]) {
+      cand_index[base + pos[0]] = j;
+      cand_query[base + pos[0]] = row;
+    }
+    base += total;
+    __syncthreads();
+  }
+}
+
+__global__ void exact_distances(const float* q, const float* t, int d, Metric metric, const std::int64_t* cand_index,
+                                const int* cand_query, std::int64_t count, double* dist) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  dist[i] = arith::defined_distance(q + static_cast<std::int64_t>(cand_query[i]) * d, t + cand_index[i] * d, d, metric);
+}
+
+}  // namespace
+
+void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const float* train, int d, Metric metric, std::int64_t q0,
+                  std::int64_t qt, std::int64_t k, Neighbors& out, const std::function<void()>& allocate_out, StageTimer& timer,
+                  cudaStream_t st) {
+  const std::int64_t n = bounds.n;
+  LargeKWorkspace& w = ctx.large;
+  std::vector<std::int64_t> offsets;
+    w.tau.resize(static_cast<std::size_t>(qt));
+    w.count.resize(static_cast<std::size_t>(qt) + 1);
+    w.offset.resize(static_cast<std::size_t>(qt) + 1);
+    // tau from each query's k-th upper bound, by knn::prim's batched radix select over the bounds
+    // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below).
+    w.kth.resize(static_cast<std::size_t>(qt));
+    std::size_t kth_bytes = 0;
+    check_prim(knn::prim::radix_select_kth(nullptr, kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
+    ctx.temp.resize(kth_bytes);
+    check_prim(knn::prim::radix_select_kth(ctx.temp.get(), kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
+    tau_from_kth<<<blocks_for(qt, 256), 256, 0, st>>>(w.kth.get(), qt, w.tau.get());
+    KNN_LAUNCHED(tau_from_kth);
+    timer.mark(st, "tau");
+    count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, w.tau.get(), w.count.get());
+    KNN_LAUNCHED(count_candidates);
+    KNN_CUDA(cudaMemsetAsync(w.count.get() + qt, 0, sizeof(std::int64_t), st));
+    std::size_t temp_bytes = 0;
+    check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
+    ctx.temp.resize(temp_bytes);
+    check_prim(knn::prim::exclusive_sum(ctx.temp.get(), temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
+    offsets.resize(static_cast<std::size_t>(qt) + 1);
+    KNN_CUDA(cudaMemcpyAsync(offsets.data(), w.offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    const std::int64_t total = offsets.back();
+    w.cand.resize(static_cast<std::size_t>(total));
+    w.cand_query.resize(static_cast<std::size_t>(total));
+    w.dist.resize(static_cast<std::size_t>(total));
+    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(),
+                                                                          w.cand_query.get());
+    KNN_LAUNCHED(write_candidates);
+    // (4) exact distances, sorted per query.
+    exact_distances<<<blocks_for(total, 128), 128, 0, st>>>(q, train, d, metric, w.cand.get(), w.cand_query.get(),
+                                                            total, w.dist.get());
+    KNN_LAUNCHED(exact_distances);
+    // Each query's candidates sorted by (distance, index), the first k taken.
+    w.out_dist.resize(static_cast<std::size_t>(qt * k));
+    w.out_index.resize(static_cast<std::size_t>(qt * k));
+    rank_lists(ctx.rank, ctx.temp, w.dist.get(), w.cand.get(), total, qt, w.offset.get(), w.offset.get() + 1, nullptr, k, w.out_dist.get(),
+             w.out_index.get(), st);
+    timer.mark(st, "rank");
+    // The host's result arrays are filled (allocate_out) while the device works on the above.
+    allocate_out();
+    KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, w.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
+                             cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, w.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
+                             cudaMemcpyDeviceToHost, st));
+    timer.mark(st, "download");
+    KNN_CUDA(cudaStreamSynchronize(st));
+    timer.report(qt, n);
+}
+
+}  // namespace knn::cuda

@@ -1,0 +1,509 @@
+#include "backend/cuda/small_k_select.cuh"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <knn/prim/device/device_segmented_sort.cuh>
+
+#include "arith/distance.hpp"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/float_key.cuh"
+#include "backend/cuda/fused_collect.cuh"
+#include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/rank_lists.cuh"
+#include "backend/cuda/staging.cuh"
+
+namespace knn::cuda {
+
+namespace {
+
+__device__ __forceinline__ bool before_pair(double da, std::int64_t ia, double db, std::int64_t ib) {
+  return da < db || (da == db && ia < ib);
+}
+
+// Sorts `size` (a power of two) pairs in shared memory by (distance, index), ascending.
+__device__ void block_sort_pairs(double* sd, std::int64_t* si, int size) {
+  for (int len = 2; len <= size; len <<= 1)
+    for (int stride = len >> 1; stride > 0; stride >>= 1) {
+      for (int x = threadIdx.x; x < size; x += blockDim.x) {
+        const int y = x ^ stride;
+        if (y > x) {
+          const bool up = (x & len) == 0;
+          const bool swap = up ? before_pair(sd[y], si[y], sd[x], si[x]) : before_pair(sd[x], si[x], sd[y], si[y]);
+          if (swap) {
+            const double td = sd[x];
+            sd[x] = sd[y];
+            sd[y] = td;
+            const std::int64_t ti = si[x];
+            si[x] = si[y];
+            si[y] = ti;
+          }
+        }
+      }
+      __syncthreads();
+    }
+}
+
+__device__ __forceinline__ int pow2_at_least(std::int64_t m) {
+  int size = 1;
+  while (size < m) size <<= 1;
+  return size;
+}
+
+// A row is read in steps: per step each thread takes kStepVectors groups of four consecutive
+// values, group x at j0 + (x * kSelectThreads + threadIdx.x) * 4, so every load of a warp is
+// coalesced and 16 values per thread are in flight at once (one at a time left these passes
+// waiting on memory at a third of its bandwidth). Vec: rows start 16-byte aligned (n % 4 == 0),
+// so the groups load as float4 and the norms as double2.
+constexpr int kStepVectors = 4;
+constexpr std::int64_t kStep = std::int64_t{kSelectThreads} * 4 * kStepVectors;
+
+// What a pass reads of a step: the training rows' norms (load_norms), the same for every query,
+// and the query's approximate values (load_values). F32L2 passes read the float norms of the
+// bound they need (l2, Bounds::Row::l2_bound); the others the double norms (Bounds::Row::at).
+template <bool Vec, bool F32L2, bool Upper>
+__device__ __forceinline__ void load_norms(const Bounds::Row& r, std::int64_t j0, double (&t)[kStepVectors][4],
+                                           float (&tf)[kStepVectors][4]) {
+  const float* tnf = Upper ? r.tn_up : r.tn_dn;
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x) {
+    const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
+    if (Vec && p + 3 < r.n) {
+      if (F32L2) {
+        const float4 g = *reinterpret_cast<const float4*>(tnf + p);
+        tf[x][0] = g.x, tf[x][1] = g.y, tf[x][2] = g.z, tf[x][3] = g.w;
+      } else if (r.metric != Metric::l1) {
+        const double2 a = *reinterpret_cast<const double2*>(r.tn + p), b = *reinterpret_cast<const double2*>(r.tn + p + 2);
+        t[x][0] = a.x, t[x][1] = a.y, t[x][2] = b.x, t[x][3] = b.y;
+      } else {
+        t[x][0] = t[x][1] = t[x][2] = t[x][3] = 0.0;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool in = p + e < r.n;
+        if (F32L2) tf[x][e] = in ? tnf[p + e] : 0.0f;
+        else t[x][e] = in && r.metric != Metric::l1 ? r.tn[p + e] : 0.0;
+      }
+    }
+  }
+}
+
+template <bool Vec>
+__device__ __forceinline__ void load_values(const Bounds::Row& r, std::int64_t j0, float (&v)[kStepVectors][4]) {
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x) {
+    const std::int64_t p = j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4;
+    if (Vec && p + 3 < r.n) {
+      const float4 f = *reinterpret_cast<const float4*>(r.s + p);
+      v[x][0] = f.x, v[x][1] = f.y, v[x][2] = f.z, v[x][3] = f.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[x][e] = p + e < r.n ? r.s[p + e] : 0.0f;
+    }
+  }
+}
+
+__device__ __forceinline__ std::int64_t step_row(std::int64_t j0, int x, int e) {
+  return j0 + (static_cast<std::int64_t>(x) * kSelectThreads + threadIdx.x) * 4 + e;
+}
+
+// The upper (Upper) or lower bounds of this thread's 16 rows of the step at j0. The norms,
+// loaded already (load_norms), serve every query of a block.
+template <bool Vec, bool F32L2, bool Upper>
+__device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j0, const double (&t)[kStepVectors][4],
+                                            const float (&tf)[kStepVectors][4], float (&b)[kStepVectors][4]) {
+  float v[kStepVectors][4];
+  load_values<Vec>(r, j0, v);
+#pragma unroll
+  for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (F32L2) {
+        b[x][e] = r.l2_bound<Upper>(v[x][e], tf[x][e]);
+      } else {
+        float u, l;
+        r.at(v[x][e], t[x][e], u, l);
+        b[x][e] = Upper ? u : l;
+      }
+    }
+  // Most steps hold neither the row's end nor the excluded row: those skip the per-row test.
+  if (j0 + kStep > r.n || (r.excluded >= j0 && r.excluded < j0 + kStep)) {
+#pragma unroll
+    for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (r.masked(step_row(j0, x, e))) b[x][e] = NAN;
+  }
+}
+
+// tau per query: the k-th smallest key of the union of every thread's M smallest upper-bound
+// keys (M * kSelectThreads >= k). Excluded rows (NaN) never count; tau is at most +inf's key, so
+// a query with fewer than k finite upper bounds takes every row that is not excluded.
+//
+// Only every `stride`-th step of the row is read: the k-th smallest upper bound of any subset
+// of the row is a valid tau, and a sample spread over the row gives one a little above the
+// row's own at a fraction of the reads (the candidate pass then takes about stride times k rows
+// instead of k, which the ranking absorbs for small k; see sample_stride()).
+template <int M, bool Vec, bool F32L2>
+__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int stride, unsigned* tau) {
+  constexpr int kUnion = M * kSelectThreads;
+  __shared__ unsigned keys[kUnion];
+  const int row = blockIdx.x;
+  const Bounds::Row r = b.row_of(row);
+  unsigned best[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) best[m] = kNoKey;
+  for (std::int64_t j0 = 0; j0 < r.n; j0 += kStep * stride) {
+    float u[kStepVectors][4], tf[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_norms<Vec, F32L2, true>(r, j0, t, tf);
+    step_bounds<Vec, F32L2, true>(r, j0, t, tf, u);
+#pragma unroll
+    for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        unsigned key = isnan(u[x][e]) ? kNoKey : ordered_key(u[x][e]);
+        if (key < best[M - 1]) {
+#pragma unroll
+          for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
+            const unsigned lo = min(best[m], key);
+            key = max(best[m], key);
+            best[m] = lo;
+          }
+        }
+      }
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
+  __syncthreads();
+  for (int len = 2; len <= kUnion; len <<= 1)  // bitonic sort of the union, ascending
+    for (int stride = len >> 1; stride > 0; stride >>= 1) {
+      for (int x = threadIdx.x; x < kUnion; x += kSelectThreads) {
+        const int y = x ^ stride;
+        if (y > x) {
+          const unsigned a = keys[x], c = keys[y];
+          if (((x & len) == 0) == (c < a)) {
+            keys[x] = c;
+            keys[y] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  if (threadIdx.x == 0) tau[row] = min(keys[k - 1], ordered_key(INFINITY));
+}
+
+// Appends each row whose lower bound is <= tau to its query's list, counting all of them
+// (slots.count, zeroed before). A block takes kCollectQueries slots over one part of the
+// training rows (blockIdx.y of gridDim.y), so each norm it loads serves all of them; the row's
+// end and the excluded row are tested only in the steps that hold them, and lower bounds are
+// compared with tau as floats. (H200, 10^6 x 128, TF32, k = 10: 3.04 ms a 2,147-query tile with
+// one query a block and those tests on every value, 2.05 ms so, near the memory's bandwidth.) A
+// warp reserves places for all its finds of a step with one atomic.
+constexpr int kCollectQueries = 4;
+template <bool Vec, bool F32L2>
+__global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots, int slot_count) {
+  const int first_slot = static_cast<int>(blockIdx.x) * kCollectQueries;
+  const int here = min(kCollectQueries, slot_count - first_slot);
+  const std::int64_t steps = (b.n + kStep - 1) / kStep, per_part = (steps + gridDim.y - 1) / gridDim.y;
+  const std::int64_t j_begin = blockIdx.y * per_part * kStep, j_end = min(b.n, (blockIdx.y + 1) * per_part * kStep);
+  const int lane = threadIdx.x % 32;
+  const Bounds::Row any = b.row_of(slots.row_of(first_slot));  // what the norms' loads need
+  for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kStep) {  // the same trip count for the whole block
+    float tf[kStepVectors][4];
+    double t[kStepVectors][4];
+    load_norms<Vec, F32L2, false>(any, j0, t, tf);
+#pragma unroll 1
+    for (int q = 0; q < here; ++q) {
+      const int slot = first_slot + q, row = slots.row_of(slot);
+      const Bounds::Row r = b.row_of(row);
+      // tau as a float (a key of one, at most +inf's): l <= it as floats is the keys' order, and
+      // false for NaN.
+      const float t_f = key_to_float(tau[row]);
+      float l[kStepVectors][4];
+      step_bounds<Vec, F32L2, false>(r, j0, t, tf, l);
+      unsigned flags = 0;
+#pragma unroll
+      for (int x = 0; x < kStepVectors; ++x)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (l[x][e] <= t_f) flags |= 1u << (x * 4 + e);
+      const int mine = __popc(flags);
+      int upto = mine;  // inclusive scan over the warp
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, upto, o);
+        if (lane >= o) upto += y;
+      }
+      const int warp_total = __shfl_sync(0xffffffffu, upto, 31);
+      if (warp_total == 0) continue;
+      unsigned long long first = 0;
+      if (lane == 31) first = atomicAdd(slots.count + slot, static_cast<unsigned long long>(warp_total));
+      first = __shfl_sync(0xffffffffu, first, 31);
+      std::int64_t pos = static_cast<std::int64_t>(first) + (upto - mine);
+      const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
+      while (flags) {
+        const int bit = __ffs(flags) - 1;
+        flags &= flags - 1;
+        if (pos < limit) slots.index[base + pos] = step_row(j0, bit / 4, bit % 4);
+        ++pos;
+      }
+    }
+  }
+}
+
+// Per slot: the defined distance of each candidate, sorted by (distance, index) in shared
+// memory, the first k written. A list that overflowed, or is longer than `capacity`, is left
+// (flag set) for the next round.
+__global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, Metric metric,
+                                                                 Slots slots, int capacity, std::int64_t k,
+                                                                 double* out_dist, std::int64_t* out_index, int* left) {
+  extern __shared__ double rank_smem[];
+  double* sd = rank_smem;
+  auto* si = reinterpret_cast<std::int64_t*>(rank_smem + capacity);
+  const int slot = blockIdx.x, row = slots.row_of(slot);
+  const auto m = static_cast<std::int64_t>(slots.count[slot]);
+  if (m > slots.limit_of(slot) || m > capacity) {
+    if (threadIdx.x == 0) left[slot] = 1;
+    return;
+  }
+  const std::int64_t base = slots.base_of(slot);
+  const int size = pow2_at_least(m);
+  const float* qr = q + static_cast<std::int64_t>(row) * d;
+  for (int x = threadIdx.x; x < size; x += blockDim.x) {
+    if (x < m) {
+      const std::int64_t i = slots.index[base + x];
+      sd[x] = arith::defined_distance(qr, t + i * d, d, metric);
+      si[x] = i;
+    } else {
+      sd[x] = INFINITY;
+      si[x] = INT64_MAX;
+    }
+  }
+  __syncthreads();
+  block_sort_pairs(sd, si, size);
+  for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
+    out_dist[static_cast<std::int64_t>(slot) * k + x] = sd[x];
+    out_index[static_cast<std::int64_t>(slot) * k + x] = si[x];
+  }
+}
+
+// The candidate pass over `slot_count` slots: the training rows split into as many parts as
+// give the device about eight waves of blocks (a few queries a block leave most of it idle, and
+// a last wave a quarter full cost up to a fifth of the pass's time).
+void launch_collect(const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count, int multiprocessors,
+                    cudaStream_t st) {
+  if (slot_count == 0) return;
+  KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
+  const std::int64_t blocks = (slot_count + kCollectQueries - 1) / kCollectQueries;
+  const std::int64_t steps = std::max<std::int64_t>((b.n + kStep - 1) / kStep, 1);
+  with_pass_kind(b, [&](auto vec, auto f32l2) {
+    const auto kernel = collect<decltype(vec)::value, decltype(f32l2)::value>;
+    int resident = 0;
+    KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kSelectThreads, 0));
+    const std::int64_t wanted = std::int64_t{8} * std::max(resident, 1) * multiprocessors;
+    const auto parts = static_cast<unsigned>(std::clamp<std::int64_t>((wanted + blocks - 1) / blocks, 1, steps));
+    kernel<<<dim3(static_cast<unsigned>(blocks), parts), kSelectThreads, 0, st>>>(b, tau, slots, slot_count);
+  });
+  KNN_LAUNCHED(collect);
+}
+
+// Steps of the row that tau's pass reads: one in `stride`. The candidate pass then finds about
+// stride * k rows (plus those within the margin), which must fit the first round's lists of
+// 2k + 256 places: so a stride up to (k + 128) / 2k, at most 8, and none for k >= 128.
+int sample_stride(std::int64_t k) { return static_cast<int>(std::clamp<std::int64_t>((k + 128) / (2 * k), 1, 8)); }
+
+// Lists of the second round longer than rank_candidates' shared memory (many rows tied within
+// the margin; flagged in `left`): the defined distance of each of their candidates, a block a list.
+__global__ void long_list_distances(const float* q, const float* t, int d, Metric metric, Slots s, const int* left, double* dist) {
+  const int x = static_cast<int>(blockIdx.x);
+  if (!left[x]) return;
+  const float* qr = q + static_cast<std::int64_t>(s.row_of(x)) * d;
+  const std::int64_t b = s.base_of(x), m = s.limit_of(x);
+  for (std::int64_t c = threadIdx.x; c < m; c += blockDim.x) dist[b + c] = arith::defined_distance(qr, t + s.index[b + c] * d, d, metric);
+}
+
+// The second round's lists as segments for rank_lists: list x is [base[x], base[x] + limit[x]) when
+// left[x] is set, empty otherwise.
+struct LongListEnds {
+  const std::int64_t* base;
+  const std::int64_t* limit;
+  const int* left;
+  __device__ std::int64_t operator[](std::int64_t x) const { return left[x] ? base[x] + limit[x] : base[x]; }
+};
+
+}  // namespace
+
+void small_k_init() {
+  KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t))));
+}
+
+// Buffers of the two-pass path for a tile of qt queries.
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
+  const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
+  ctx.small.tau.resize(rows);
+  ctx.small.cand.resize(rows * static_cast<std::size_t>(first_round_places(k)));
+  ctx.small.found.resize(rows);
+  ctx.small.left.resize(rows);
+  ctx.small.out_dist.resize(items);
+  ctx.small.out_index.resize(items);
+  for (auto& h : ctx.small.host) {
+    h.dist.resize(items);
+    h.index.resize(items);
+    h.left.resize(rows);
+    h.found.resize(rows);
+  }
+}
+
+// Steps (2)-(4) for k <= kFastK, first round, for one chunk of a tile (`t` describes the chunk,
+// whose first query is row c0 of the tile), queued on `st`: results go to pinned host memory.
+void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStream_t st, StageTimer& timer) {
+  SmallKWorkspace::HostResults& h = ctx.small.host[t.results];
+  const std::int64_t rows = t.qt, k = t.k, cap = first_round_places(k);
+  int capacity = 1;
+  while (capacity < cap) capacity <<= 1;
+  unsigned* tau = ctx.small.tau.get() + c0;
+  const auto grid = static_cast<unsigned>(rows);
+  // The fused path's tau comes from its sample's product, read whole; the others' from one step
+  // in sample_stride(k) of the tile's product.
+  const Bounds& tb = t.fused ? *t.fused->sample : t.bounds;
+  const int stride = t.fused ? 1 : sample_stride(k);
+  with_pass_kind(tb, [&](auto vec, auto f32l2) {
+    constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
+    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+  });
+  KNN_LAUNCHED(union_tau);
+  timer.mark(st, "tau");
+  const Slots first{nullptr, nullptr, nullptr, cap, ctx.small.cand.get() + c0 * cap, ctx.small.found.get() + c0};
+  if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
+  else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
+  timer.mark(st, "candidates");
+  KNN_CUDA(cudaMemsetAsync(ctx.small.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
+  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
+  rank_candidates<<<static_cast<unsigned>(rows), kSelectThreads, capacity * pair_bytes, st>>>(
+      t.q, t.train, t.d, t.metric, first, capacity, k, ctx.small.out_dist.get() + c0 * k, ctx.small.out_index.get() + c0 * k,
+      ctx.small.left.get() + c0);
+  KNN_LAUNCHED(rank_candidates);
+  timer.mark(st, "rank");
+  const auto items = static_cast<std::size_t>(rows * k);
+  KNN_CUDA(cudaMemcpyAsync(h.dist.get() + c0 * k, ctx.small.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(h.index.get() + c0 * k, ctx.small.out_index.get() + c0 * k, items * sizeof(std::int64_t),
+                           cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(h.left.get() + c0, ctx.small.left.get() + c0, static_cast<std::size_t>(rows) * sizeof(int),
+                           cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaMemcpyAsync(h.found.get() + c0, ctx.small.found.get() + c0, static_cast<std::size_t>(rows) * sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost, st));
+  timer.mark(st, "download");
+}
+
+// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB
+
+// After every chunk of the tile `t` was queued: waits for them, and runs a second round for the
+// queries whose list overflowed. What the tile found is left in `r` for deliver(), which can run
+// while the device works on the next tile (the second round needs this tile's products, so it
+// runs before the next tile's product overwrites them; the fused path computes its products again).
+// timing: print the wait for the device and the second round's counts (KNN_GPU_TIMING).
+void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool timing) {
+  cudaStream_t st = ctx.select_stream->s;
+  const auto wait_start = std::chrono::steady_clock::now();
+  KNN_CUDA(cudaStreamSynchronize(st));
+  if (timing)
+    std::fprintf(stderr, "gpu stages: waited %.3f ms for the tile's device work\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count());
+  const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
+  const auto nq_tile = static_cast<std::size_t>(qt);
+  res.q0 = t.q0;
+  res.qt = qt;
+  res.k = k;
+  res.results = t.results;
+  res.redone.clear();
+  res.dist.clear();
+  res.index.clear();
+  const int* left = ctx.small.host[t.results].left.get();
+  const unsigned long long* found = ctx.small.host[t.results].found.get();
+  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
+
+  // Second round, for the queries whose list overflowed: collected again at their exact size,
+  // in groups no larger than the first round's lists; ranked in shared memory when they fit, by
+  // knn::prim's segmented sort otherwise.
+  std::vector<int> rows;
+  for (std::size_t i = 0; i < nq_tile; ++i)
+    if (left[i]) rows.push_back(static_cast<int>(i));
+  std::size_t on_sorted = 0;
+  const std::int64_t group_places = std::max<std::int64_t>(qt * cap, 1);
+  std::vector<int> group;
+  std::vector<std::int64_t> base, limit;
+  std::vector<double> gd;
+  std::vector<std::int64_t> gi;
+  for (std::size_t r = 0; r < rows.size();) {
+    group.clear();
+    base.clear();
+    limit.clear();
+    std::int64_t places = 0;
+    while (r < rows.size() && (group.empty() || places + static_cast<std::int64_t>(found[rows[r]]) <= group_places)) {
+      group.push_back(rows[r]);
+      base.push_back(places);
+      limit.push_back(static_cast<std::int64_t>(found[rows[r]]));
+      places += limit.back();
+      ++r;
+    }
+    const std::size_t g = group.size();
+    ctx.small.slot_row.resize(g);
+    ctx.small.slot_base.resize(g);
+    ctx.small.slot_limit.resize(g);
+    ctx.small.cand.resize(static_cast<std::size_t>(places));
+    KNN_CUDA(cudaMemcpyAsync(ctx.small.slot_row.get(), group.data(), g * sizeof(int), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemcpyAsync(ctx.small.slot_base.get(), base.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
+    KNN_CUDA(cudaMemcpyAsync(ctx.small.slot_limit.get(), limit.data(), g * sizeof(std::int64_t), cudaMemcpyHostToDevice, st));
+    const Slots again{ctx.small.slot_row.get(), ctx.small.slot_base.get(), ctx.small.slot_limit.get(), 0, ctx.small.cand.get(), ctx.small.found.get()};
+    if (t.fused) launch_fused(*t.fused, t.bounds, ctx.small.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
+    else launch_collect(t.bounds, ctx.small.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
+    KNN_CUDA(cudaMemsetAsync(ctx.small.left.get(), 0, g * sizeof(int), st));
+    rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
+        t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.small.out_dist.get(), ctx.small.out_index.get(), ctx.small.left.get());
+    KNN_LAUNCHED(rank_candidates);
+    // Lists longer than shared memory holds: their distances, then sorted by knn::prim's segmented
+    // sort (each list is in row order) into the same rows of out_dist and out_index.
+    std::vector<int> longer(g);
+    KNN_CUDA(cudaMemcpyAsync(longer.data(), ctx.small.left.get(), g * sizeof(int), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    const auto long_lists = static_cast<std::size_t>(std::count(longer.begin(), longer.end(), 1));
+    if (long_lists) {
+      // collect() appends in no particular order: the lists are put in row order first, so that the
+      // stable sort by distance breaks ties by the smaller row.
+      const LongListEnds ends{ctx.small.slot_base.get(), ctx.small.slot_limit.get(), ctx.small.left.get()};
+      ctx.small.row_ordered.resize(static_cast<std::size_t>(places));
+      std::size_t bytes = 0;
+      check_prim(knn::prim::segmented_sort_keys(nullptr, bytes, ctx.small.cand.get(), ctx.small.row_ordered.get(), places, static_cast<std::int64_t>(g),
+                                                ctx.small.slot_base.get(), ends, 0, 64, st));
+      ctx.temp.resize(bytes);
+      check_prim(knn::prim::segmented_sort_keys(ctx.temp.get(), bytes, ctx.small.cand.get(), ctx.small.row_ordered.get(), places,
+                                                static_cast<std::int64_t>(g), ctx.small.slot_base.get(), ends, 0, 64, st));
+      Slots ordered = again;
+      ordered.index = ctx.small.row_ordered.get();
+      ctx.small.dist.resize(static_cast<std::size_t>(places));
+      long_list_distances<<<static_cast<unsigned>(g), 256, 0, st>>>(t.q, t.train, t.d, t.metric, ordered, ctx.small.left.get(), ctx.small.dist.get());
+      KNN_LAUNCHED(long_list_distances);
+      rank_lists(ctx.rank, ctx.temp, ctx.small.dist.get(), ctx.small.row_ordered.get(), places, static_cast<std::int64_t>(g),
+                 ctx.small.slot_base.get(), ends, ctx.small.left.get(), k, ctx.small.out_dist.get(), ctx.small.out_index.get(), st);
+      on_sorted += long_lists;
+    }
+    gd.resize(g * static_cast<std::size_t>(k));
+    gi.resize(g * static_cast<std::size_t>(k));
+    KNN_CUDA(cudaMemcpyAsync(gd.data(), ctx.small.out_dist.get(), gd.size() * sizeof(double), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(gi.data(), ctx.small.out_index.get(), gi.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    res.redone.insert(res.redone.end(), group.begin(), group.end());
+    res.dist.insert(res.dist.end(), gd.begin(), gd.end());
+    res.index.insert(res.index.end(), gi.begin(), gi.end());
+  }
+  if (timing)
+    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked by the segmented sort\n", rows.size(),
+                 nq_tile, on_sorted);
+}
+
+}  // namespace knn::cuda

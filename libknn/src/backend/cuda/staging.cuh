@@ -1,0 +1,41 @@
+#pragma once
+// Queries on their way to the device and results on their way back: page-locked staging of the
+// uploads, and the host's copies of a tile's lists into the caller's, beside the device's work.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "knn/search.hpp"
+
+namespace knn::cuda {
+
+struct GpuContext;
+
+/// count floats from host memory to dst through the next staging buffer; `st` waits for them.
+void upload_queries(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st);
+
+/// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB
+/// (10^4 queries, k = 1,000) takes the host tens of milliseconds to fault in 4 KiB at a time.
+template <class T>
+void fill_fresh(std::vector<T>& v, std::size_t n, T x);
+extern template void fill_fresh(std::vector<std::int64_t>&, std::size_t, std::int64_t);
+extern template void fill_fresh(std::vector<double>&, std::size_t, double);
+
+// A tile's neighbour lists waiting for the host to copy them into the caller's: the first round's
+// in page-locked memory (ctx.host[results]), and the second round's for the queries it redid.
+struct TileResults {
+  std::int64_t q0 = 0, qt = 0, k = 0;
+  int results = 0;
+  std::vector<std::int64_t> redone;  // queries of the tile (0-based in it), in the order of dist and index
+  std::vector<double> dist;
+  std::vector<std::int64_t> index;
+};
+
+
+/// The lists of a finished tile into out: the first round's by several threads (tens of megabytes
+/// with k = 1,000), then the second round's over them.
+void deliver(GpuContext& ctx, const TileResults& r, Neighbors& out);
+
+}  // namespace knn::cuda
