@@ -4,7 +4,6 @@
 #include <cxxopts.hpp>
 
 #include <string>
-#include <utility>
 
 #include "knn/dataset.hpp"
 #include "knn/scaler.hpp"
@@ -18,23 +17,17 @@ Dataset load_train(const cxxopts::ParseResult& r, const Settings& s, const std::
 /// A file of query or test rows, its columns matched to `train`'s.
 Dataset load_query(const std::string& path, const Settings& s, const Dataset& train);
 
-/// Runs f; a query value that overflows once scaled is reported at its file, line and column.
-template <class F>
-auto naming_query_cells(const Dataset& query, F&& f) {
-  try {
-    return f();
-  } catch (const ScaleOverflow& e) {
-    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(e.col) + 1);
-  }
-}
-
-/// predict and neighbors: --train and --query, then `answer(train, query)` with the query's
-/// cells named on a scaling overflow.
+/// predict and neighbors: --train and --query, then `answer(train, query)`; a query value that
+/// overflows once scaled is reported at its file, line and column.
 template <class F>
 std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
   const Dataset train = load_train(r, s, cmd);
   const Dataset query = load_query(required(r, "query", cmd), s, train);
-  return naming_query_cells(query, [&] { return answer(train, query); });
+  try {
+    return answer(train, query);
+  } catch (const ScaleOverflow& e) {
+    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(e.col) + 1);
+  }
 }
 
 }  // namespace knn::cli
