@@ -1,4 +1,5 @@
-# Dependencies come from Debian's packages: libeigen3-dev, libcxxopts-dev, libfccp-dev, googletest.
+# Dependencies come from Debian's packages: libeigen3-dev, libcxxopts-dev, libfccp-dev, googletest,
+# nlohmann-json3-dev.
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
@@ -25,6 +26,10 @@ endif()
 
 if(KNN_BUILD_APPS OR KNN_BUILD_TESTS OR KNN_BUILD_BENCH)
   find_package(cxxopts REQUIRED)
+endif()
+# The apps' JSON output (their tests build only with the apps).
+if(KNN_BUILD_APPS)
+  find_package(nlohmann_json 3 REQUIRED)
 endif()
 if(KNN_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "knn/io.hpp"
+#include "output_writer.hpp"
 
 #ifndef KNN_SOURCE_DIR
 #error "KNN_SOURCE_DIR must be defined as the repository root"
@@ -457,7 +457,7 @@ TEST(CliNeighbors, DuplicateRowsAreOrderedByTrainingIndex) {
   // is (0.5,0.5): rows 1, 3 and 5 are all at sqrt(0.5) from it.
   const std::string out =
       cli_ok({"neighbors", "--train", case_file("ties.csv"), "--query", case_file("ties_query.csv"), "-k", "6"});
-  const std::string h = knn::format_double(std::sqrt(0.5)), s2 = knn::format_double(std::sqrt(2.0));
+  const std::string h = knn::app::format_double(std::sqrt(0.5)), s2 = knn::app::format_double(std::sqrt(2.0));
   EXPECT_EQ(out, "query,rank,index,distance\n"
                  "0,1,0,0\n0,2,2,0\n0,3,4,0\n0,4,1," + h + "\n0,5,3," + h + "\n0,6,5," + h + "\n"
                  "1,1,1,0\n1,2,3,0\n1,3,0," + h + "\n1,4,2," + h + "\n1,5,4," + h + "\n1,6,5," + s2 + "\n");
@@ -796,7 +796,7 @@ TEST(CliHand, ClassificationVotesAndProbabilities) {
   const std::string tr = case_file("line_classify.csv");
   // x = 3, k = 3, no scaling: rows 2 (b), 3 (b), 1 (a): b with shares 1/3, 2/3.
   EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", case_file("line_query_3.csv"), "-k", "3", "--scale", "none", "--proba"}),
-            "prediction,p_a,p_b\nb," + knn::format_double(1.0 / 3.0) + "," + knn::format_double(2.0 / 3.0) + "\n");
+            "prediction,p_a,p_b\nb," + knn::app::format_double(1.0 / 3.0) + "," + knn::app::format_double(2.0 / 3.0) + "\n");
   // k = 4 adds row 0 (a): a 2-2 tie goes to the smaller class, a.
   EXPECT_EQ(cli_ok({"predict", "--train", tr, "--query", case_file("line_query_3.csv"), "-k", "4", "--scale", "none", "--proba"}),
             "prediction,p_a,p_b\na,0.5,0.5\n");
@@ -861,8 +861,8 @@ TEST(CliHand, Metrics) {
   EXPECT_EQ(cli_ok(l1), "query,rank,index,distance\n0,1,1,1\n0,2,2,4\n0,3,3,5\n0,4,0,6\n");
   auto l2 = base;
   l2.insert(l2.end(), {"--metric", "l2"});
-  EXPECT_EQ(cli_ok(l2), "query,rank,index,distance\n0,1,1,1\n0,2,2," + knn::format_double(std::sqrt(8.0)) + "\n0,3,0," +
-                            knn::format_double(std::sqrt(20.0)) + "\n0,4,3,5\n");
+  EXPECT_EQ(cli_ok(l2), "query,rank,index,distance\n0,1,1,1\n0,2,2," + knn::app::format_double(std::sqrt(8.0)) + "\n0,3,0," +
+                            knn::app::format_double(std::sqrt(20.0)) + "\n0,4,3,5\n");
   EXPECT_EQ(cli_ok(base), cli_ok(l2));  // l2 is the default
   auto cosine = base;
   cosine.insert(cosine.end(), {"--metric", "cosine"});
@@ -1650,7 +1650,7 @@ TEST(CliAwkward, QueryOffAConstantColumn) {
   const std::string tr = write_temp("const_col.csv", "x,c,label\n0,5,a\n4,5,b\n");
   const std::string q = write_temp("const_col_query.csv", "x,c\n1,6\n");
   EXPECT_EQ(cli_ok({"neighbors", "--train", tr, "--query", q, "-k", "2"}),
-            "query,rank,index,distance\n0,1,0," + knn::format_double(std::sqrt(1.0625)) + "\n0,2,1,1.25\n");
+            "query,rank,index,distance\n0,1,0," + knn::app::format_double(std::sqrt(1.0625)) + "\n0,2,1,1.25\n");
 }
 
 TEST(CliAwkward, AllIdenticalRows) {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <set>
 
+#include "io/text_format.hpp"
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
-#include "knn/io.hpp"
 #include "knn/evaluation.hpp"
 #include "knn/scores.hpp"
 #include "knn/model.hpp"

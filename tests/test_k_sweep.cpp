@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "knn/knn.hpp"
+#include "output_writer.hpp"
 #include "sweep.hpp"
 
 #ifndef KNN_SOURCE_DIR
@@ -411,9 +412,9 @@ void expect_rows_match_evaluate(const std::string& data_path, const std::vector<
     ASSERT_EQ(res.rows.size(), 1u);
     for (std::size_t s = 0; s < res.score_names.size(); ++s) {
       const auto& name = res.score_names[s];
-      EXPECT_EQ(t.at(i, name + "_mean"), knn::format_double(res.rows[0].scores[s].mean))
+      EXPECT_EQ(t.at(i, name + "_mean"), knn::app::format_double(res.rows[0].scores[s].mean))
           << data_path << " row " << i << " k " << eo.ks[0] << " " << eo.weights[0].to_string() << " " << name;
-      EXPECT_EQ(t.at(i, name + "_std"), knn::format_double(res.rows[0].scores[s].std))
+      EXPECT_EQ(t.at(i, name + "_std"), knn::app::format_double(res.rows[0].scores[s].std))
           << data_path << " row " << i << " k " << eo.ks[0] << " " << eo.weights[0].to_string() << " " << name;
     }
     ++checked;
@@ -551,7 +552,7 @@ TEST(KSweepAgreement, MatchesModelsFittedFoldByFold) {
       const double sd = std::sqrt(var / 5.0);
       const std::string what = "row " + std::to_string(i) + " k " + t.at(i, "k") + " " + t.at(i, "weights");
       if (classify) {
-        EXPECT_EQ(t.at(i, "accuracy_mean"), knn::format_double(mean)) << what;
+        EXPECT_EQ(t.at(i, "accuracy_mean"), knn::app::format_double(mean)) << what;
         EXPECT_NEAR(t.number(i, "accuracy_std"), sd, 1e-15) << what;
       } else {
         EXPECT_NEAR(t.number(i, "rmse_mean"), mean, 1e-12 * mean) << what;

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "app_common.hpp"
 #include "fuzz_common.hpp"
 #include "knn/error.hpp"
+#include "option_values.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -2,7 +2,6 @@
 // Data sets from CSV files: a header row of names (on by default), numeric features, and a label
 // column kept as text (classification) or parsed as a number (regression).
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,8 +81,5 @@ class LabelEncoder {
 
 /// Writes `data` (features, then the label column when present) as CSV with a header row.
 void save_csv(const std::string& path, const Dataset& data, char delimiter = ',');
-
-/// Parses a float cell the way the loader does: the whole text must be a finite float32 number.
-std::optional<float> parse_float(const char* begin, const char* end);
 
 }  // namespace knn

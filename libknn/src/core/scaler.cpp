@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "arith/scaled_value.hpp"
+#include "io/text_format.hpp"
 #include "knn/error.hpp"
-#include "knn/io.hpp"
 
 namespace knn {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "arith/weights.hpp"
+#include "io/text_format.hpp"
 #include "knn/error.hpp"
-#include "knn/io.hpp"
 
 namespace knn {
 

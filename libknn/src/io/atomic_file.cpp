@@ -1,7 +1,6 @@
 #include "knn/io.hpp"
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -49,25 +48,6 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     std::remove(tmp.c_str());
     throw Error::at(path, 0, 0, std::string("cannot write: ") + std::strerror(e));
   }
-}
-
-std::string csv_field(std::string_view text, char delimiter) {
-  const bool needs = text.find_first_of(std::string{delimiter, '"', '\n', '\r'}) != std::string_view::npos ||
-                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
-  if (!needs) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-std::string format_double(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
 }
 
 }  // namespace knn

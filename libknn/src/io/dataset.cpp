@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "io/csv_reader.hpp"
+#include "io/text_format.hpp"
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 
@@ -277,27 +278,6 @@ std::vector<std::string> first_record(detail::CsvReader& reader, const CsvOption
 }
 
 }  // namespace
-
-std::optional<float> parse_float(const char* b, const char* e) {
-  if (b != e && *b == '+' && e - b > 1 && *(b + 1) != '-' && *(b + 1) != '+') ++b;
-  if (b == e) return std::nullopt;
-  float f = 0.0f;
-  auto [p, ec] = std::from_chars(b, e, f);
-  if (p != e) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) {
-    // Tiny values underflow to a subnormal or zero, as a double-to-float conversion would; values
-    // beyond float's range are refused rather than turned into infinities.
-    const std::string text(b, e);
-    char* end = nullptr;
-    const double d = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !(std::fabs(d) < 1.0)) return std::nullopt;
-    f = static_cast<float>(d);
-  } else if (ec != std::errc()) {
-    return std::nullopt;
-  }
-  if (!std::isfinite(f)) return std::nullopt;
-  return f;
-}
 
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
   const detail::Source source(path);

@@ -1,0 +1,18 @@
+#pragma once
+// The sweep's results: the table (CSV or JSON, one row per k, weight function and metric) and
+// the best-k line.
+#include <string>
+
+#include "knn/dataset.hpp"
+#include "knn/evaluation.hpp"
+#include "settings.hpp"
+
+namespace knn::sweep {
+
+/// The table in --format.
+std::string table_text(const EvalResult& res, const Settings& st, const Dataset& data);
+
+/// "best: k = ..." for the error stream.
+std::string best_line(const EvalResult& res);
+
+}  // namespace knn::sweep

@@ -1,0 +1,33 @@
+#pragma once
+// The files of a knn-cli subcommand: the training rows (under MPI, this rank's shard) and the
+// query or test rows (every rank loads them whole).
+#include <cxxopts.hpp>
+
+#include <string>
+
+#include "knn/dataset.hpp"
+#include "knn/scaler.hpp"
+#include "settings.hpp"
+
+namespace knn::cli {
+
+/// --train, required by subcommand `cmd`.
+Dataset load_train(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd);
+
+/// A file of query or test rows, its columns matched to `train`'s.
+Dataset load_query(const std::string& path, const Settings& s, const Dataset& train);
+
+/// predict and neighbors: --train and --query, then `answer(train, query)`; a query value that
+/// overflows once scaled is reported at its file, line and column.
+template <class F>
+std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
+  const Dataset train = load_train(r, s, cmd);
+  const Dataset query = load_query(required(r, "query", cmd), s, train);
+  try {
+    return answer(train, query);
+  } catch (const ScaleOverflow& e) {
+    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(e.col) + 1);
+  }
+}
+
+}  // namespace knn::cli

@@ -1,0 +1,46 @@
+#include <vector>
+
+#include "data.hpp"
+#include "knn/model.hpp"
+#include "output_writer.hpp"
+#include "subcommands.hpp"
+
+namespace knn::cli {
+
+namespace {
+
+std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query) {
+  // Neighbours need no labels: fit the scaler and the rows through the shared model.
+  NearestNeighbors model(s.params);
+  model.fit(train.features);
+  const Neighbors nb = model.kneighbors(query.features);
+  if (s.format == "json") {
+    app::Json doc;
+    doc["k"] = nb.k;
+    doc["metric"] = to_string(s.params.metric);
+    app::Json& rows = doc["neighbors"] = app::Json::array();
+    for (std::size_t q = 0; q < nb.queries; ++q) {
+      app::Json row;
+      row["query"] = q;
+      row["index"] = std::vector<std::int64_t>(nb.index_row(q), nb.index_row(q) + nb.k);
+      row["distance"] = std::vector<double>(nb.distance_row(q), nb.distance_row(q) + nb.k);
+      rows.push_back(std::move(row));
+    }
+    return app::json_text(doc);
+  }
+  app::CsvWriter csv;
+  csv.text("query").text("rank").text("index").text("distance").end_row();
+  for (std::size_t q = 0; q < nb.queries; ++q)
+    for (std::size_t j = 0; j < nb.k; ++j)
+      csv.integer(q).integer(j + 1).integer(nb.index_row(q)[j]).number(nb.distance_row(q)[j]).end_row();
+  return csv.str();
+}
+
+}  // namespace
+
+std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
+  return answer_queries(r, s, "neighbors",
+                        [&](const Dataset& train, const Dataset& query) { return neighbors_text(s, train, query); });
+}
+
+}  // namespace knn::cli

@@ -1,0 +1,39 @@
+#include "settings.hpp"
+
+#include "arguments.hpp"
+#include "csv_options.hpp"
+#include "errors.hpp"
+#include "model_options.hpp"
+#include "output.hpp"
+#include "run_options.hpp"
+
+namespace knn::cli {
+
+Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
+  Settings s;
+  s.csv = app::csv_options(r);
+  const EvalOptions model = app::model_options(r, app::ModelValues::one);
+  s.params.k = model.ks.front();
+  s.task = model.task;
+  s.params.weights = model.weights.front();
+  s.params.metric = model.metrics.front();
+  s.params.scaling = model.scaling;
+  s.params.backend = app::run_options(r, err);
+  s.format = app::option_text(r, "format");
+  if (!s.format.empty()) app::check_format(s.format);
+  s.output = app::option_text(r, "output");
+  return s;
+}
+
+const std::string& required(const cxxopts::ParseResult& r, const std::string& name, const std::string& cmd) {
+  if (!r.count(name)) throw app::option_error(name, "is required by knn-cli " + cmd);
+  return r[name].as<std::string>();
+}
+
+void check_stdin_once(const cxxopts::ParseResult& r) {
+  int n = 0;
+  for (const char* name : {"train", "query", "test"}) n += r.count(name) && r[name].as<std::string>() == "-";
+  if (n > 1) throw app::option_error("train", "standard input (-) can be given to one file option only");
+}
+
+}  // namespace knn::cli

@@ -1,0 +1,31 @@
+#pragma once
+// What every knn-cli subcommand reads from its options.
+#include <cxxopts.hpp>
+
+#include <ostream>
+#include <string>
+
+#include "knn/dataset.hpp"
+#include "knn/evaluation.hpp"
+#include "knn/model.hpp"
+
+namespace knn::cli {
+
+struct Settings {
+  CsvOptions csv;
+  ModelParams params;
+  Task task = Task::classify;
+  std::string format;  // csv, json, or empty: the subcommand's default
+  std::string output;  // "-": standard output
+};
+
+/// The shared options' values, checked; notices go to `err`.
+Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err);
+
+/// The value of a file option the subcommand `cmd` cannot do without.
+const std::string& required(const cxxopts::ParseResult& r, const std::string& name, const std::string& cmd);
+
+/// Standard input (-) can be read by one file option only.
+void check_stdin_once(const cxxopts::ParseResult& r);
+
+}  // namespace knn::cli

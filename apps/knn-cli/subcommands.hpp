@@ -1,0 +1,23 @@
+#pragma once
+// knn-cli's subcommands. Each reads its files, computes, and returns the text of its result; the
+// caller writes it (rank 0 only) to --output.
+#include <cxxopts.hpp>
+
+#include <ostream>
+#include <string>
+
+#include "settings.hpp"
+
+namespace knn::cli {
+
+/// One prediction per query row (CSV, or JSON), with --proba the class probabilities.
+std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
+
+/// Scores of one model by k-fold cross-validation, leave-one-out or a test file: a readable
+/// summary, or CSV or JSON.
+std::string evaluate(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
+
+/// The k nearest training rows of every query row, with their distances.
+std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
+
+}  // namespace knn::cli
