@@ -17,6 +17,7 @@
 #include <knn/prim/reference/scan.hpp>
 #include <knn/prim/reference/select.hpp>
 #include <knn/prim/status.hpp>
+#include <knn/prim/warp/warp_append.cuh>
 #include <knn/prim/warp/warp_reduce.cuh>
 #include <knn/prim/warp/warp_scan.cuh>
 
