@@ -1,5 +1,6 @@
 // Every public header, in a second translation unit of a test program: the program only links
 // if the headers define nothing that two translation units cannot both define.
+#include <knn/prim/block/block_bitonic_sort.cuh>
 #include <knn/prim/block/block_reduce.cuh>
 #include <knn/prim/block/block_scan.cuh>
 #include <knn/prim/device/device_radix_select.cuh>
@@ -16,6 +17,7 @@
 #include <knn/prim/reference/scan.hpp>
 #include <knn/prim/reference/select.hpp>
 #include <knn/prim/status.hpp>
+#include <knn/prim/warp/warp_append.cuh>
 #include <knn/prim/warp/warp_reduce.cuh>
 #include <knn/prim/warp/warp_scan.cuh>
 

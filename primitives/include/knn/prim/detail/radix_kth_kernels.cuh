@@ -34,13 +34,6 @@ enum class KthPath { automatic, row_blocks, split_rows };
 KNN_PRIM_HD int kth_digit_shift(int pass) { return pass == 0 ? 21 : pass == 1 ? 10 : 0; }
 KNN_PRIM_HD int kth_digit_width(int pass) { return pass == 2 ? 10 : 11; }
 
-// The float whose ordered key (RadixTraits<float>::to_ordered) is `o`: +0.0 for a zero, and a
-// quiet NaN (0x7fffffff) for the NaN key.
-KNN_PRIM_DEVICE float kth_from_ordered(unsigned o) {
-  constexpr unsigned sign = 0x80000000u;
-  return __int_as_float(static_cast<int>((o & sign) ? (o ^ sign) : ~o));
-}
-
 // The values of a dense row-major matrix, as radix_select_kth reads its input: row(r) gives an
 // accessor whose operator()(c) is element (r, c).
 struct MatrixRows {
@@ -137,7 +130,7 @@ kth_row_kernel(Rows rows, long long cols, long long k, unsigned flip, float* out
     need -= shared.below;
     __syncthreads();
   }
-  if (t == 0) out[r] = kth_from_ordered(prefix ^ flip);
+  if (t == 0) out[r] = RadixTraits<float>::from_ordered(prefix ^ flip);
 }
 
 // Split rows: per row, the digits found so far and the rank left to find among the elements
@@ -191,7 +184,7 @@ kth_bucket_kernel(int pass, long long k, unsigned flip, KthRowState* state, unsi
   kth_find_bucket(h, st.need, shared);  // synchronises: every thread has read state[r]
   if (t == 0) {
     const unsigned prefix = (st.prefix << kth_digit_width(pass)) | shared.bucket;
-    if (pass + 1 == RadixKthPolicy::passes) out[r] = kth_from_ordered(prefix ^ flip);
+    if (pass + 1 == RadixKthPolicy::passes) out[r] = RadixTraits<float>::from_ordered(prefix ^ flip);
     else state[r] = KthRowState{prefix, st.need - shared.below};
   }
 }

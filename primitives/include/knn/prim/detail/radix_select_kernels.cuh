@@ -442,10 +442,9 @@ struct FloatThreshold {
 // The ordered float order puts -0.0 with +0.0 and NaN above +inf; tau is the ordered key of a
 // sampled element, so the float it stands for exists.
 KNN_PRIM_DEVICE FloatThreshold float_threshold(unsigned tau, unsigned flip) {
-  constexpr unsigned sign = 0x80000000u;
   const float inf = __int_as_float(0x7f800000);
   const unsigned o = tau ^ flip;  // the threshold's own ordered key
-  const float value = __int_as_float(static_cast<int>((o & sign) ? (o ^ sign) : ~o));
+  const float value = RadixTraits<float>::from_ordered(o);
   if (flip == 0u)  // smallest: ordered(v) <= o
     return o == ~0u ? FloatThreshold{-inf, inf, true} : FloatThreshold{-inf, value, false};
   // largest: ordered(v) >= o; NaN (ordered ~0) always
