@@ -11,7 +11,7 @@ namespace knn::cuda {
 constexpr int kSelectThreads = 256;
 constexpr int kFastK = 2048;          // k up to this takes the two-pass path
 constexpr int kRankCapacity = 4096;   // candidates ranked in shared memory per query (64 KiB)
-constexpr unsigned kNoKey = 0xFFFFFFFFu;  // above every float's ordered key, NaN's included
+constexpr unsigned kNoKey = 0xFFFFFFFFu;  // NaN's ordered key, above every number's
 
 // Where each query's candidate list lives. A slot is one query of the tile: in the first pass
 // slot s is query s with `cap` places at s * cap; lists that overflowed are collected again

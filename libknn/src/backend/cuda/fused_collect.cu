@@ -21,7 +21,7 @@ constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while thre
 constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
 
 // FP16 operands (TF32 searches, by default): the same 10 mantissa bits as TF32 at twice mma.sync's
-// rate (m16n8k16; H200: 639 against 319 TFLOPS) and half the shared-memory bytes a term. Their
+// rate (m16n8k16 against m16n8k8) and half the shared-memory bytes a term. Their
 // range is the catch: each query row is scaled by a power of 2 that puts its largest possible
 // value just under 2^15, the training rows by one for all of them (from the largest squared
 // norm), and fused_fp16_limits() turns what rounding to FP16 loses, subnormals included, into
@@ -60,27 +60,12 @@ struct FusedArgs {
   const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
 };
 
-// The fused pass's cheap test. Its exact test (l2_float_bound<false>, four operations rounded
-// down, NaN and overflow handling) takes about a dozen instructions, and almost every product
-// fails it, so each product first takes x = fl(fl(tn c) - 2v) <= P (two operations rounded to
-// nearest), and only those that pass take the exact test. P is chosen so that no product the
-// exact test would accept fails the cheap one:
-//   with qn, tn, c, a the floats of the exact test (c = 1 - c rounded down, a = l2_abs_up) and
-//   R = (qn + tn) c - 2v - a in real arithmetic, the exact bound l (four roundings, each off by
-//   less than 2^-23 of a value under 1.01 (qn c + tn c + 2|v| + a), plus 2^-149 below float's
-//   normal range) is at least R - E, and x is at most tn c - 2v + e_x (two roundings to nearest:
-//   2^-24 each, of values under 1.01 (tn c + 2|v|)). So l <= tau gives
-//   x <= tau - qn c + a + E + e_x, with E + e_x <= 2^-20 (qn c + tn c + 2|v| + a) + 2^-146.
-//   The product v is within c' |q||t| of q.t (c' < 1, the product's relative bound) plus an
-//   absolute part that a holds twice over (dot_underflow(); with FP16 operands, also what their
-//   range loses: fused_fp16_limits), so 2|v| <= 2 (qn_up + max_tn) + a + 2^-100 with
-//   |q|^2 <= qn_up and |t|^2 <= max_tn; and qn c + tn c <= qn_up + max_tn. Hence
-//   P = tau - qn c + a + 2^-18 (qn_up + max_tn + a) + 2^-99, taken in double rounded up and then
-//   up to float, is enough. (With FP16 operands x is fl(fl(tn c) + s acc) for the accumulator acc
-//   and s = -2 times its unscaling power of 2: the same two roundings of tn c - 2v, v = acc s / -2
-//   taken exactly.)
-// Where qn_up + max_tn > 2^120 (a product could overflow: the exact test's overflow handling is
-// needed) or tau is not finite, P is NaN: !(x > NaN) holds, so every product takes the exact test.
+// The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
+// operations rounded to nearest), and only those that pass take the exact test
+// (l2_float_bound<false>, a dozen instructions). P = tau - qn c + a + 2^-18 (qn_up + max_tn + a)
+// + 2^-99, in double rounded up, then up to float, so that no product the exact test accepts
+// fails the cheap one (docs/exactness.md#fused-cheap-test). NaN, so that every product takes the
+// exact test, where a product could overflow (qn_up + max_tn > 2^120) or tau is not finite.
 __device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, float tau, float c, float abs_up, float max_tn) {
   const double qn_up = __double2float_ru(qn_exact);
   const double scale = qn_up + static_cast<double>(max_tn);
@@ -179,22 +164,12 @@ __global__ void fp16_rows_kernel(const float* t, std::int64_t n, int d, int kh, 
 }
 
 
-// A query's FP16 scaling, and what its products' bound must add. With e_q = fp16_exponent(qn) and
-// e_t the training rows', the query is scaled by 2^(15 - e_q) and the training rows by
-// 2^(15 - e_t), so the accumulator holds q.t 2^(30 - e_q - e_t), and v = acc 2^g with
-// g = e_q + e_t - 30 (inv2 = -2^(g + 1)). Rounding a scaled value x to FP16 is off by at most
-// u|x| + h (u = 2^-11; h = 2^-25, half the spacing of FP16's subnormals, under 2^-14), so a term's
-// product is off by at most (2u + u^2)|xq xt| + h (1 + u)(|xq| + |xt|) + h^2 (products of FP16
-// values are exact in float). The first part is within the TF32 bound's 2^-9 (c, with its float
-// accumulation), which allows for inputs truncated to TF32: rounding to nearest leaves 2^-10 of it
-// free, far more than a tensor core's alignment of a k-step's 16 products to the largest, with
-// truncation, can lose (16 x 2^-23 of the largest). The rest, summed over d terms with
-// |x|_1 <= sqrt(d) |x| and |xq| <= R_q = sqrt(qn) 2^(15 - e_q) (R_t likewise), is
-// A = 2^g (h (1 + u) sqrt(d) (R_q + R_t) + d h^2), taken 1.01 times for its share of the
-// accumulation's error. The squared distance's bound adds 2A, the float unscaling of v (exact
-// unless it underflows: 2^-149 at most, doubled) and l2_abs. A query whose g leaves float's range
-// (products past 2^120) gets abs = +inf: every row is its candidate, and the second round ranks
-// them.
+// A query's FP16 scaling, and what its products' bound must add: the query is scaled by
+// 2^(15 - e_q), the training rows by 2^(15 - e_t), so v = acc 2^g with g = e_q + e_t - 30; what
+// rounding to FP16 loses beyond TF32's relative bound is the absolute A = 2^g (h (1 + u) sqrt(d)
+// (R_q + R_t) + d h^2) with u = 2^-11, h = 2^-25, taken 1.01 times, and the bound adds 2A, the
+// unscaling's underflow and l2_abs (docs/exactness.md#fp16-operands). A query whose g leaves
+// float's range gets abs = +inf: every row is its candidate, and the second round ranks them.
 struct Fp16Limits {
   float scale;  // 2^(15 - e_q)
   float inv2;   // -2^(g + 1)
@@ -531,12 +506,9 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 }
 
 // tau's sample for the fused path: one training row in `stride`. The candidates then number
-// about stride * k plus those within the margin (many with TF32's: at 10^6 x 128, k = 10, one
-// row in 13 left a third of the queries' lists overflowing), which must fit the first round's
-// lists of 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample
-// at least 4k rows. A smaller sample did not pay with longer lists either (H200, 10^4 queries,
-// 10^6 x 128, k = 10, lists of 592: 27.2 ms with one row in 6, 27.1 in 10, 27.9 in 14 and 29.2
-// in 20): the pass and the ranking slow down with the candidates.
+// about stride * k plus those within the margin, which must fit the first round's lists of
+// 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample at least
+// 4k rows (a sparser sample only lengthens the lists that the pass and the ranking then handle).
 int fused_stride(std::int64_t k, std::int64_t n) {
   const std::int64_t by_lists = (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, 32));

@@ -32,6 +32,7 @@
 #include "backend/cuda/large_k_select.cuh"
 #include "backend/cuda/operands.cuh"
 #include "backend/cuda/resident_train.cuh"
+#include "backend/cuda/search_plan.cuh"
 #include "backend/cuda/small_k_select.cuh"
 #include "backend/cuda/staging.cuh"
 #include "distributed/distributed.hpp"
@@ -75,82 +76,31 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // A budget of the user's own bounds what this search holds, kept buffers included.
   if (options.device_memory_budget) ctx.release();
   cudaStream_t st = ctx.stream->s;
-  const bool tf32 = options.precision == Precision::tf32 && metric != Metric::l1;
-  // float32 products from split operands on tensor cores: float32's accuracy (within a small
-  // factor) at a third of TF32's speed, several times cuBLAS's float32 product.
-  const bool split = !tf32 && metric != Metric::l1 && ctx.tensor_cores;
-  check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  const double c = metric == Metric::l1 ? detail::fp32_l1_bound(train.cols)
-                   : tf32      ? detail::tf32_dot_bound(train.cols)
-                   : split     ? detail::split_tf32_dot_bound(train.cols)
-                               : detail::fp32_dot_bound(train.cols);
-  const int kdim = split ? 3 * d : d;  // the product's inner dimension
-  const bool fast = k <= kFastK;
-  // The other selection path's buffers go: the budget below counts what the context holds as this
-  // search's to reuse.
-  const auto release = [](auto& buffer) { buffer.release(); };
-  if (fast) ctx.large.for_each_buffer(release);
-  else ctx.small.for_each_buffer(release);
-  // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
-  // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more,
-  // where it measured faster than writing the products (H200, 1,000 queries, k = 10, at 10^6 and
-  // 10^7 rows, FP16 operands: d = 16, 1.62 / 12.13 ms against 2.59 / 28.48; d = 64, 1.81 / 14.19
-  // against 2.80 / 30.15; d = 128, 2.79 / 20.71 against 3.12 / 34.87). Below 10^6 rows it was no
-  // faster.
-  // KNN_GPU_FUSED=1 takes it wherever it applies, KNN_GPU_FUSED=0 never.
-  const int stride = fused_stride(k, n);
-  const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && kdim <= kFusedMaxTerms;
-  const bool fused_pays = tf32 && k <= 10 && n >= kFusedDefaultRows;
-  const bool fused = fused_fits && (ctx.tuning.fused >= 0 ? ctx.tuning.fused == 1 : fused_pays);
-  // A TF32 fused pass takes FP16 operands (fused_fp16_limits): the same 10 mantissa bits as TF32,
-  // at twice the rate. KNN_GPU_FP16=0 keeps TF32 operands, for comparison.
-  const bool fp16 = fused && tf32 && ctx.tuning.fp16;
-  const int kh = fp16_pitch(d);
-  // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
-  // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
-  // same): cuBLAS takes a slower kernel for an odd count (H200, TF32, 10^4 queries x 166,667
-  // sample rows x 128 terms: 5.38 ms, against 2.37 for 166,668 rows).
-  const std::int64_t n_s_all = fused ? (n + stride - 1) / stride : n;
-  const std::int64_t n_s = fused && n_s_all >= 8 ? n_s_all / 4 * 4 : n_s_all;
-  // Floats from one query's products to the next: the sample's rounded up to a multiple of 32, so
-  // that every row starts 16-byte aligned and tau's pass reads it four floats at a time.
-  const std::int64_t s_pitch = fused ? (n_s + 31) / 32 * 32 : n;
-
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
   if (prepared && !prepared->fits(train, device)) prepared = nullptr;
+  // The other selection path's buffers go: the plan counts what the context holds as this
+  // search's to reuse.
+  const auto release = [](auto& buffer) { buffer.release(); };
+  if (k <= kFastK) ctx.large.for_each_buffer(release);
+  else ctx.small.for_each_buffer(release);
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  free_bytes += ctx.bytes();  // buffers kept from earlier searches are this search's to reuse
-  const bool need_split = split && !(prepared && prepared->split.get());
-  // Bytes of a training row on the device: its values, their split or FP16 copy, its norms.
-  const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes +
-                                (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) : 0);
-  const std::size_t train_bytes = static_cast<std::size_t>(n) * row_bytes;
-  std::size_t budget = options.device_memory_budget ? options.device_memory_budget : free_bytes / 10 * 8;
-  // Rows already resident count in what is free; a budget the user set holds them too.
-  if (prepared && !options.device_memory_budget) budget += train_bytes;
-  // Per query row: its data and candidates, and its approximate values against every training row.
-  // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
-  // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
-  // select's 8 KiB a query too, since k > kFastK there.
-  const std::size_t per_query_fixed =
-      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64;
-  const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
-  if (train_bytes + per_query > budget) {
-    // The training rows do not fit beside one query: search them in parts that do (half of what
-    // is left after a query's fixed needs holds a part, the rest its queries' values), each
-    // uploaded in turn, and merge the parts' nearest on the host.
-    const std::size_t rows = budget > per_query_fixed ? (budget - per_query_fixed) / (2 * (row_bytes + sizeof(float))) : 0;
-    if (rows == 0)
-      throw Error("the GPU memory budget of " + std::to_string(budget) + " bytes is too small: one training row and one query need " +
-                  std::to_string(row_bytes + sizeof(float) + per_query_fixed) + " (use " + param("device") + " cpu)");
+  const SearchPlan plan = plan_search(req, options, ctx.tensor_cores, ctx.tuning, prepared, free_bytes + ctx.bytes());
+  if (plan.part_rows) {
+    // The training rows do not fit beside one query: search them in parts, each uploaded in turn,
+    // and merge the parts' nearest on the host.
     BackendOptions part_options = options;
-    part_options.device_memory_budget = budget;
-    return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req, rows);
+    part_options.device_memory_budget = plan.budget;
+    return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req,
+                                   plan.part_rows);
   }
-  std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // cuBLAS ldc*cols
+  const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16;
+  const double c = plan.c;
+  const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
+  const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
+  const bool need_split = split && !(prepared && prepared->split.get());
+  check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
 
   // Queries given unscaled (SearchRequest::scaler): each chunk is scaled in device memory as it
   // arrives (scale_rows, Scaler::transform's arithmetic), and the first value that overflows is
@@ -267,9 +217,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
     // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
     // few features and small k the product writes its values as fast as the selection reads
-    // them, and the two only slow each other down (H200: 10^6 x 128, k = 10 took 98.7 ms in one
-    // chunk a tile, 110.7 in two; Fashion-MNIST took 23.6 ms in four chunks, 25.8 in one; 10^6 x
-    // 128, k = 1,000 218.3 ms in two, 229.9 in one). KNN_GPU_CHUNKS sets the count, for such
+    // them, and the two only slow each other down. The tuning's `chunks` sets the count, for
     // measurements; timing runs the stages one after another.
     std::int64_t chunks = fast && !timer.on() && (d >= 256 || k > 256) ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
     if (ctx.tuning.chunks && fast && !fused && !timer.on())
@@ -282,8 +230,6 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.tile.q.get() + c0 * d;
       float* s_chunk = ctx.tile.s.get() + c0 * n;
-      // (A stream of its own for uploads straight from the caller's pageable memory measured
-      // slower on an H200: 25.6 ms against 23.0 ms on the Fashion-MNIST shape in fp32.)
       upload_queries(ctx, q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d, st);
       if (scaler)
         scale_rows(q_chunk, static_cast<std::size_t>(cq), train.cols, ctx.tile.scaler_offset.get(), ctx.tile.scaler_scale.get(),

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include <knn/prim/block/block_bitonic_sort.cuh>
 #include <knn/prim/device/device_segmented_sort.cuh>
+#include <knn/prim/warp/warp_append.cuh>
 
 #include "arith/distance.hpp"
 #include "backend/cuda/cuda_check.cuh"
@@ -17,39 +19,6 @@
 namespace knn::cuda {
 
 namespace {
-
-__device__ __forceinline__ bool before_pair(double da, std::int64_t ia, double db, std::int64_t ib) {
-  return da < db || (da == db && ia < ib);
-}
-
-// Sorts `size` (a power of two) pairs in shared memory by (distance, index), ascending.
-__device__ void block_sort_pairs(double* sd, std::int64_t* si, int size) {
-  for (int len = 2; len <= size; len <<= 1)
-    for (int stride = len >> 1; stride > 0; stride >>= 1) {
-      for (int x = threadIdx.x; x < size; x += blockDim.x) {
-        const int y = x ^ stride;
-        if (y > x) {
-          const bool up = (x & len) == 0;
-          const bool swap = up ? before_pair(sd[y], si[y], sd[x], si[x]) : before_pair(sd[x], si[x], sd[y], si[y]);
-          if (swap) {
-            const double td = sd[x];
-            sd[x] = sd[y];
-            sd[y] = td;
-            const std::int64_t ti = si[x];
-            si[x] = si[y];
-            si[y] = ti;
-          }
-        }
-      }
-      __syncthreads();
-    }
-}
-
-__device__ __forceinline__ int pow2_at_least(std::int64_t m) {
-  int size = 1;
-  while (size < m) size <<= 1;
-  return size;
-}
 
 // A row is read in steps: per step each thread takes kStepVectors groups of four consecutive
 // values, group x at j0 + (x * kSelectThreads + threadIdx.x) * 4, so every load of a warp is
@@ -164,7 +133,7 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        unsigned key = isnan(u[x][e]) ? kNoKey : ordered_key(u[x][e]);
+        unsigned key = ordered_key(u[x][e]);  // a masked row's NaN: kNoKey
         if (key < best[M - 1]) {
 #pragma unroll
           for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
@@ -178,20 +147,7 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
 #pragma unroll
   for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
   __syncthreads();
-  for (int len = 2; len <= kUnion; len <<= 1)  // bitonic sort of the union, ascending
-    for (int stride = len >> 1; stride > 0; stride >>= 1) {
-      for (int x = threadIdx.x; x < kUnion; x += kSelectThreads) {
-        const int y = x ^ stride;
-        if (y > x) {
-          const unsigned a = keys[x], c = keys[y];
-          if (((x & len) == 0) == (c < a)) {
-            keys[x] = c;
-            keys[y] = a;
-          }
-        }
-      }
-      __syncthreads();
-    }
+  knn::prim::block_bitonic_sort<kSelectThreads>(keys, kUnion);  // the union, ascending
   if (threadIdx.x == 0) tau[row] = min(keys[k - 1], ordered_key(INFINITY));
 }
 
@@ -199,9 +155,8 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
 // (slots.count, zeroed before). A block takes kCollectQueries slots over one part of the
 // training rows (blockIdx.y of gridDim.y), so each norm it loads serves all of them; the row's
 // end and the excluded row are tested only in the steps that hold them, and lower bounds are
-// compared with tau as floats. (H200, 10^6 x 128, TF32, k = 10: 3.04 ms a 2,147-query tile with
-// one query a block and those tests on every value, 2.05 ms so, near the memory's bandwidth.) A
-// warp reserves places for all its finds of a step with one atomic.
+// compared with tau as floats. A warp reserves places for all its finds of a step with one atomic
+// (knn::prim::warp_append).
 constexpr int kCollectQueries = 4;
 template <bool Vec, bool F32L2>
 __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsigned* tau, Slots slots, int slot_count) {
@@ -209,7 +164,6 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
   const int here = min(kCollectQueries, slot_count - first_slot);
   const std::int64_t steps = (b.n + kStep - 1) / kStep, per_part = (steps + gridDim.y - 1) / gridDim.y;
   const std::int64_t j_begin = blockIdx.y * per_part * kStep, j_end = min(b.n, (blockIdx.y + 1) * per_part * kStep);
-  const int lane = threadIdx.x % 32;
   const Bounds::Row any = b.row_of(slots.row_of(first_slot));  // what the norms' loads need
   for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kStep) {  // the same trip count for the whole block
     float tf[kStepVectors][4];
@@ -230,19 +184,7 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           if (l[x][e] <= t_f) flags |= 1u << (x * 4 + e);
-      const int mine = __popc(flags);
-      int upto = mine;  // inclusive scan over the warp
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(0xffffffffu, upto, o);
-        if (lane >= o) upto += y;
-      }
-      const int warp_total = __shfl_sync(0xffffffffu, upto, 31);
-      if (warp_total == 0) continue;
-      unsigned long long first = 0;
-      if (lane == 31) first = atomicAdd(slots.count + slot, static_cast<unsigned long long>(warp_total));
-      first = __shfl_sync(0xffffffffu, first, 31);
-      std::int64_t pos = static_cast<std::int64_t>(first) + (upto - mine);
+      std::int64_t pos = static_cast<std::int64_t>(knn::prim::warp_append(slots.count + slot, static_cast<unsigned>(__popc(flags))));
       const std::int64_t base = slots.base_of(slot), limit = slots.limit_of(slot);
       while (flags) {
         const int bit = __ffs(flags) - 1;
@@ -270,7 +212,7 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
     return;
   }
   const std::int64_t base = slots.base_of(slot);
-  const int size = pow2_at_least(m);
+  const int size = knn::prim::pow2_at_least(m);
   const float* qr = q + static_cast<std::int64_t>(row) * d;
   for (int x = threadIdx.x; x < size; x += blockDim.x) {
     if (x < m) {
@@ -283,7 +225,7 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
     }
   }
   __syncthreads();
-  block_sort_pairs(sd, si, size);
+  knn::prim::block_bitonic_sort_pairs(sd, si, size);  // by (distance, index)
   for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
     out_dist[static_cast<std::int64_t>(slot) * k + x] = sd[x];
     out_index[static_cast<std::int64_t>(slot) * k + x] = si[x];

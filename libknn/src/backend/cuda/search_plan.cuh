@@ -1,0 +1,39 @@
+#pragma once
+// A search's plan, before any work is queued: which product (float32, split TF32 operands, TF32,
+// or l1 sums) and its rounding bound, which selection path (small k, fused, large k), the device
+// memory budget, the tile of queries, or the parts the training rows are searched in when they
+// do not fit beside one query.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/environment.hpp"
+#include "knn/search.hpp"
+
+namespace knn::cuda {
+
+class DeviceTrain;
+
+struct SearchPlan {
+  bool tf32 = false;   // TF32 products (Precision::tf32, not l1)
+  bool split = false;  // float32 products from split operands on TF32 tensor cores
+  bool fast = true;    // k <= kFastK: small_k_select, else large_k_select
+  bool fused = false;  // fused_collect takes products and candidates in one kernel
+  bool fp16 = false;   // the fused pass on FP16 operands
+  double c = 0.0;      // the product's relative bound (arith/bounds.hpp)
+  int kdim = 0;        // the product's inner dimension (3d for split operands)
+  int kh = 0;          // an FP16 operand row's pitch in halves
+  int stride = 1;      // the fused path's sample: one training row in stride
+  std::int64_t n_s = 0;      // columns of the product a tile writes (the sample's, on the fused path)
+  std::int64_t s_pitch = 0;  // floats from one query's products to the next
+  std::size_t budget = 0;    // device bytes the search may hold
+  std::int64_t tile = 0;     // queries a tile
+  std::size_t part_rows = 0; // nonzero: the training rows do not fit; search them this many at a time
+};
+
+/// The plan of `req` on a device whose free memory (with what the context holds) is free_bytes,
+/// its training rows `prepared` there already or null. Throws knn::Error when the budget cannot
+/// hold one training row and one query.
+SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, const detail::GpuTuning& tuning,
+                       const DeviceTrain* prepared, std::size_t free_bytes);
+
+}  // namespace knn::cuda
