@@ -1,7 +1,7 @@
 #include "knn/model.hpp"
 
 #include "core/placement.hpp"
-#include "distributed/sharded_search.hpp"
+#include "distributed/candidate_merge.hpp"
 #include "knn/error.hpp"
 #include "knn/scores.hpp"
 

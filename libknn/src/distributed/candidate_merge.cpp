@@ -1,6 +1,7 @@
 #include "distributed/candidate_merge.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "knn/error.hpp"
 
@@ -68,6 +69,11 @@ Neighbors neighbors_of_lists(const std::vector<Candidate>& lists, std::size_t qu
     if (payload_out) (*payload_out)[i] = lists[i].payload;
   }
   return out;
+}
+
+Neighbors positional(Neighbors nb) {
+  std::iota(nb.index.begin(), nb.index.end(), std::int64_t{0});
+  return nb;
 }
 
 }  // namespace knn::detail

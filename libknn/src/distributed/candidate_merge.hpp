@@ -35,4 +35,8 @@ void merge_candidate_lists(const Candidate* in, Candidate* inout, std::size_t li
 Neighbors neighbors_of_lists(const std::vector<Candidate>& lists, std::size_t queries, std::size_t k,
                              std::vector<double>* payload_out);
 
+/// Neighbours whose index is their position (q * k + j), for voting over the payloads that came
+/// with them.
+Neighbors positional(Neighbors nb);
+
 }  // namespace knn::detail

@@ -1,7 +1,5 @@
 #include "distributed/sharded_search.hpp"
 
-#include <numeric>
-
 #include "distributed/candidate_merge.hpp"
 
 namespace knn::detail {
@@ -16,11 +14,6 @@ Neighbors search_sharded(const Backend& backend, const SearchRequest& request, c
   });
   comm.merge_candidates(lists.data(), nq, k);
   return neighbors_of_lists(lists, nq, k, &payload_out);
-}
-
-Neighbors positional(Neighbors nb) {
-  std::iota(nb.index.begin(), nb.index.end(), std::int64_t{0});
-  return nb;
 }
 
 }  // namespace knn::detail

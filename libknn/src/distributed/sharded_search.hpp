@@ -16,7 +16,4 @@ namespace knn::detail {
 Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
                          const RowKeys& keys, const double* payload, std::vector<double>& payload_out);
 
-/// Neighbours whose index is their position (q * k + j), for voting over a payload array.
-Neighbors positional(Neighbors nb);
-
 }  // namespace knn::detail

@@ -1,7 +1,7 @@
 // One fold's predictions: one search per metric at the largest k, every smaller k a prefix of
 // its lists (DESIGN.md, "The k-sweep").
 #include "core/evaluation/eval_context.hpp"
-#include "distributed/sharded_search.hpp"
+#include "distributed/candidate_merge.hpp"
 
 namespace knn::detail {
 
