@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
+#include "core/evaluation/eval_context.hpp"
 #include "io/text_format.hpp"
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
@@ -171,6 +173,37 @@ TEST(Evaluation, BestKAndConfusionMatrix) {
   EXPECT_EQ(total, 150u);
   for (const auto& row : res.rows) EXPECT_LE(row.scores[0].mean, res.rows[res.best].scores[0].mean);
   EXPECT_EQ(res.classes, (std::vector<std::string>{"setosa", "versicolor", "virginica"}));
+}
+
+TEST(Folds, KfoldFoldsPartitionTheRows) {
+  std::vector<int> cls;
+  for (int i = 0; i < 23; ++i) cls.push_back(i % 4 == 0 ? 1 : 0);  // 23 rows: folds of 5 and 6 rows
+  knn::FoldSpec spec;
+  spec.folds = 4;
+  const auto assigned = knn::assign_folds(cls.size(), &cls, spec.folds, spec.seed);
+  const auto folds = knn::detail::kfold_folds(cls.size(), &cls, spec);
+  ASSERT_EQ(folds.size(), 4u);
+  for (std::size_t g = 0; g < folds.size(); ++g) {
+    EXPECT_EQ(folds[g].train.size() + folds[g].test.size(), cls.size());
+    EXPECT_TRUE(std::is_sorted(folds[g].train.begin(), folds[g].train.end()));
+    EXPECT_TRUE(std::is_sorted(folds[g].test.begin(), folds[g].test.end()));
+    for (std::size_t i : folds[g].test) EXPECT_EQ(assigned[i], static_cast<int>(g)) << "row " << i;
+    for (std::size_t i : folds[g].train) EXPECT_NE(assigned[i], static_cast<int>(g)) << "row " << i;
+  }
+}
+
+TEST(Evaluation, BestRowTiesGoToTheSmallerKThenTheEarlierRow) {
+  const auto row = [](std::size_t k, double first) {
+    knn::SweepRow r;
+    r.k = k;
+    r.scores = {{first, 0.0}};
+    return r;
+  };
+  // Accuracy: highest wins; a tie goes to the smaller k, then to the earlier row.
+  EXPECT_EQ(knn::detail::best_row({row(5, 0.9), row(3, 0.9), row(7, 0.95), row(1, 0.95)}, knn::Task::classify), 3u);
+  EXPECT_EQ(knn::detail::best_row({row(3, 0.9), row(3, 0.9)}, knn::Task::classify), 0u);
+  // RMSE: lowest wins.
+  EXPECT_EQ(knn::detail::best_row({row(1, 2.0), row(2, 1.5), row(3, 1.5)}, knn::Task::regress), 1u);
 }
 
 TEST(Metrics, HandComputedScores) {

@@ -9,7 +9,7 @@ the folds for every k. tests/test_k_sweep.cpp compares k-sweep's table with thes
 
 The inputs are prepared the way libknn prepares them (DESIGN.md), so both sides compute on the
 same numbers:
-  - folds: libknn's assign_folds (libknn/src/core/evaluation.cpp) reimplemented here: a
+  - folds: libknn's assign_folds (libknn/src/core/evaluation/folds.cpp) reimplemented here: a
     splitmix64 stream drives a Fisher-Yates shuffle of each class's rows (classes in libknn's
     sorted order; regression: all rows as one group), and the shuffled rows are dealt to the folds
     in turn, the count running on from class to class. The result is written as CASE-folds.csv,

@@ -23,6 +23,10 @@ struct ModelParams {
   BackendOptions backend;
 };
 
+namespace detail {
+class Placement;
+}
+
 /// Shared part of both models: the scaler, the scaled training rows and the backend.
 class KnnModel {
  public:
@@ -38,12 +42,12 @@ class KnnModel {
 
  protected:
   void fit_features(const Matrix& features);
-  bool sharded() const { return distributed(params_.backend.comm.get()); }
-  /// The neighbours; sharded, also per neighbour payload_ of its row (from whichever rank).
+  /// The neighbours, and per neighbour the payload_ of its row (from whichever rank holds it).
   Neighbors kneighbors(const Matrix& queries, std::vector<double>& payload) const;
-  std::size_t offset_ = 0;       // sharded: global index of the first local row
-  std::vector<double> payload_;  // sharded: per local row, the class id or target
   ModelParams params_;
+  std::shared_ptr<const detail::Placement> placement_;  // the rows here, or sharded over params_.backend.comm
+  std::size_t offset_ = 0;                              // global index of the first local row
+  std::vector<double> payload_;                         // per local row: the class id or target
   Scaler scaler_;
   Matrix train_;  // scaled
   std::shared_ptr<const Backend> backend_;
@@ -71,8 +75,9 @@ class KnnClassifier : public KnnModel {
   const LabelEncoder& encoder() const { return encoder_; }
 
  private:
+  // The vote at k over the neighbours of `queries`: class ids, and shares where proba is given.
+  void vote(const Matrix& queries, int* ids, double* proba) const;
   LabelEncoder encoder_;
-  std::vector<int> train_class_;
 };
 
 class KnnRegressor : public KnnModel {
@@ -82,9 +87,6 @@ class KnnRegressor : public KnnModel {
   std::vector<double> predict(const Matrix& queries) const;
   /// Coefficient of determination R^2 against the given targets.
   double score(const Matrix& queries, const std::vector<double>& targets) const;
-
- private:
-  std::vector<double> targets_;
 };
 
 }  // namespace knn

@@ -1,22 +1,21 @@
 #include "knn/model.hpp"
 
-#include "distributed/distributed.hpp"
+#include "core/placement.hpp"
+#include "distributed/candidate_merge.hpp"
 #include "knn/error.hpp"
 #include "knn/scores.hpp"
 
 namespace knn {
 
-KnnModel::KnnModel(ModelParams params) : params_(std::move(params)), scaler_(params_.scaling) {
+KnnModel::KnnModel(ModelParams params)
+    : params_(std::move(params)), placement_(detail::placement(params_.backend.comm)), scaler_(params_.scaling) {
   if (params_.k < 1) throw Error::parameter("k", quote(std::to_string(params_.k)) + " is not a whole number >= 1");
 }
 
 void KnnModel::fit_features(const Matrix& features) {
-  std::size_t rows = features.rows;
-  if (sharded()) {
-    const ShardRange range = shard_range(*params_.backend.comm, features.rows);
-    offset_ = range.offset;
-    rows = range.total;
-  }
+  const ShardRange range = placement_->range(features.rows);
+  offset_ = range.offset;
+  const std::size_t rows = range.total;
   if (rows == 0) throw Error("cannot fit on zero training rows");
   if (params_.k > rows)
     throw Error::parameter("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
@@ -26,14 +25,7 @@ void KnnModel::fit_features(const Matrix& features) {
   const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
   scaler_ = Scaler(params_.scaling);
   std::shared_ptr<const PreparedTrain> prepared;
-  if (sharded()) {
-    scaler_.fit(features, *params_.backend.comm);
-    train_ = features;
-    scaler_.transform(train_);
-    prepared = train_.rows ? backend->prepare(train_) : nullptr;
-  } else {
-    train_ = backend->fit_scaler_prepared(scaler_, features, prepared);  // the GPU uploads the rows once
-  }
+  train_ = placement_->fit_scaled(*backend, scaler_, features, prepared);  // the GPU uploads the rows once
   backend_ = backend;
   prepared_ = std::move(prepared);
 }
@@ -48,16 +40,9 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& paylo
   req.prepared = prepared_.get();
   req.k = params_.k;
   req.metric = params_.metric;
-  if (sharded()) {
-    Matrix q = queries;
-    scaler_.transform(q);
-    req.queries = &q;
-    return detail::search_sharded(*backend_, req, *params_.backend.comm, offset_, payload_.data(), payload);
-  }
-  // The search scales the queries: the GPU as it uploads them.
-  req.queries = &queries;
-  req.scaler = &scaler_;
-  return search(*backend_, req);
+  Matrix scaled;
+  placement_->set_queries(req, queries, &scaler_, scaled, nullptr);
+  return placement_->search(*backend_, req, detail::RowKeys{offset_}, payload_.empty() ? nullptr : payload_.data(), payload);
 }
 
 Neighbors KnnModel::kneighbors(const Matrix& queries) const {
@@ -68,28 +53,23 @@ Neighbors KnnModel::kneighbors(const Matrix& queries) const {
 void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {
   if (labels.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
-  if (sharded()) {
-    encoder_.fit(detail::all_labels(*params_.backend.comm, labels));
-    train_class_ = encoder_.encode(labels);
-    payload_.assign(train_class_.begin(), train_class_.end());
-  } else {
-    encoder_.fit(labels);
-    train_class_ = encoder_.encode(labels);
-  }
+  encoder_.fit(placement_->label_union(labels));
+  const std::vector<int> ids = encoder_.encode(labels);
+  payload_.assign(ids.begin(), ids.end());
   fit_features(features);
+}
+
+void KnnClassifier::vote(const Matrix& queries, int* ids, double* proba) const {
+  std::vector<double> found;
+  Neighbors nb = kneighbors(queries, found);
+  // Each neighbour's class id came with it: the vote reads them by position.
+  const std::vector<int> cls(found.begin(), found.end());
+  backend_->vote(detail::positional(std::move(nb)), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids, proba);
 }
 
 std::vector<int> KnnClassifier::predict_ids(const Matrix& queries) const {
   std::vector<int> out(queries.rows);
-  if (sharded()) {
-    std::vector<double> payload;
-    const Neighbors nb = kneighbors(queries, payload);
-    const std::vector<int> ids(payload.begin(), payload.end());
-    backend_->vote(detail::positional(nb), ids.data(), encoder_.size(), params_.weights, {params_.k}, out.data(), nullptr);
-    return out;
-  }
-  const Neighbors nb = kneighbors(queries);
-  backend_->vote(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, out.data(), nullptr);
+  vote(queries, out.data(), nullptr);
   return out;
 }
 
@@ -104,15 +84,7 @@ std::vector<std::string> KnnClassifier::predict(const Matrix& queries) const {
 std::vector<double> KnnClassifier::predict_proba(const Matrix& queries) const {
   std::vector<int> ids(queries.rows);
   std::vector<double> proba(queries.rows * encoder_.size());
-  if (sharded()) {
-    std::vector<double> payload;
-    const Neighbors nb = kneighbors(queries, payload);
-    const std::vector<int> cls(payload.begin(), payload.end());
-    backend_->vote(detail::positional(nb), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
-    return proba;
-  }
-  const Neighbors nb = kneighbors(queries);
-  backend_->vote(nb, train_class_.data(), encoder_.size(), params_.weights, {params_.k}, ids.data(), proba.data());
+  vote(queries, ids.data(), proba.data());
   return proba;
 }
 
@@ -127,21 +99,16 @@ double KnnClassifier::score(const Matrix& queries, const std::vector<std::string
 void KnnRegressor::fit(const Matrix& features, const std::vector<double>& targets) {
   if (targets.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
-  targets_ = targets;
-  if (sharded()) payload_ = targets;
+  payload_ = targets;
   fit_features(features);
 }
 
 std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
   std::vector<double> out(queries.rows);
-  if (sharded()) {
-    std::vector<double> payload;
-    const Neighbors nb = kneighbors(queries, payload);
-    backend_->average(detail::positional(nb), payload.data(), params_.weights, {params_.k}, out.data());
-    return out;
-  }
-  const Neighbors nb = kneighbors(queries);
-  backend_->average(nb, targets_.data(), params_.weights, {params_.k}, out.data());
+  std::vector<double> found;
+  Neighbors nb = kneighbors(queries, found);
+  // Each neighbour's target came with it: the mean reads them by position.
+  backend_->average(detail::positional(std::move(nb)), found.data(), params_.weights, {params_.k}, out.data());
   return out;
 }
 

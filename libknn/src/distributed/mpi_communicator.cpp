@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/distributed.hpp"
+#include "distributed/candidate_merge.hpp"
 #include "knn/error.hpp"
 
 namespace knn::mpi {
