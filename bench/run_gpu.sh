@@ -4,7 +4,8 @@
 # primitives tests and the GPU backend's tests, and the gpu_large tests.
 # $OUT/summary.txt grows as each step ends (so a run cut short still reports what it did); the
 # full logs are packed into $OUT/logs.tar.gz at the end.
-# Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser) and .carry/fm/*.gz (Fashion-MNIST).
+# Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser), .carry/nlohmann (nlohmann-json3-dev's
+# include/ and share/cmake/) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
 #   steps: build tests bench primbench sanitize synccheck oom cli mpi mpibench large (default: the first five and large)
 #   PRIM_ARGS (arguments of bench_primitives), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (test binaries, by name),
@@ -30,7 +31,7 @@ note "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,memory.total,driver_versi
 if has build; then
   start=$SECONDS
   cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include > "$logs/configure.log" 2>&1 || { note "configure FAILED"; tail -30 "$logs/configure.log"; exit 1; }
+    -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include -Dnlohmann_json_DIR=$PWD/.carry/nlohmann/share/cmake/nlohmann_json > "$logs/configure.log" 2>&1 || { note "configure FAILED"; tail -30 "$logs/configure.log"; exit 1; }
   cmake --build $b -j16 > "$logs/build.log" 2>&1 || { note "build FAILED"; grep -E "error" -A5 "$logs/build.log" | head -60 | tee -a "$summary"; exit 1; }
   note "build ok in $((SECONDS - start)) s"
 fi

@@ -21,9 +21,11 @@ case "${1:-}" in
     echo "base build rc=$? in $((SECONDS - start)) s" | tee -a "$out/summary.txt"
     ;;
   bench)
+    [ -x $base/bench/bench_knn_gpu ] || "$0" build
+    [ -x $new/bench/bench_knn_gpu ] || bash bench/run_gpu.sh build
     [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$out/fm_convert.log" 2>&1
-    for round in $(seq 1 "${ROUNDS:-2}"); do
-      for which in base new; do
+    for round in $(seq "${FIRST_ROUND:-1}" "${ROUNDS:-2}"); do
+      for which in ${ORDER:-base new}; do
         b=$base; [ $which = new ] && b=$new
         timeout 240 $b/bench/bench_knn_gpu /tmp/fm/fashion-mnist-train.csv /tmp/fm/fashion-mnist-test.csv --core > "$out/bench_${which}_$round.log" 2>&1
         echo "bench $which round $round rc=$?" | tee -a "$out/summary.txt"
