@@ -1,5 +1,5 @@
 // knn-cli: results on the shipped data sets, values computed by hand on tiny files, the bad-input
-// contract of DESIGN.md (exit code 2, one "knn-cli: error:" line naming the option or
+// contract of docs/design.md#errors (exit code 2, one "knn-cli: error:" line naming the option or
 // file:line:column and quoting the value, nothing on stdout, no output file) and the CSV
 // variants that must read the same as a plain file. Most tests call knn::cli::run in-process; a
 // few run the built knn-cli binary to check exit codes, the two streams and standard input.

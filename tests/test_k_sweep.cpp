@@ -572,7 +572,7 @@ TEST(KSweepAgreement, MatchesKnnCliEvaluate) {
                         {"diabetes.csv", "regress", "subtract"}, {"diabetes.csv", "regress", "uniform"}};
   // On the CPU every score is the same bit for bit. On the GPU (where there is one) class
   // predictions are the CPU's, so classification scores still are; weighted means agree with the
-  // CPU's within 1e-9 relative (DESIGN.md), and the sweep's running sums over 25 neighbours add in
+  // CPU's within 1e-9 relative (docs/design.md#reproducibility), and the sweep's running sums over 25 neighbours add in
   // another order than one k's, so regression scores agree within that.
   std::vector<std::string> devices = {"cpu"};
   if (knn::cuda_available()) devices.push_back("cuda");

@@ -1,5 +1,5 @@
 #pragma once
-// Sharded training sets (DESIGN.md, "Scale"): the ranks of a communicator each hold a contiguous
+// Sharded training sets (docs/design.md#sharding): the ranks of a communicator each hold a contiguous
 // range of the training rows, in rank order. Each finds the k nearest of its own rows for every
 // query; the candidate lists are merged by (distance, global training index), so ties resolve
 // exactly as in one process, and the messages grow with queries x k, not with the training rows.

@@ -1,5 +1,5 @@
 #pragma once
-// Cross-validated scores, for one k or swept over many k in one pass (DESIGN.md, "The k-sweep"):
+// Cross-validated scores, for one k or swept over many k in one pass (docs/design.md#evaluation):
 // the k_max nearest neighbours are selected once per fold and every smaller k is a prefix.
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The distance, defined once (DESIGN.md): computed directly from the two float rows, accumulated
+// The distance, defined once (docs/design.md#distance): computed directly from the two float rows, accumulated
 // in double in feature order, each product and sum rounded on its own (no fused multiply-add).
 // Every backend reports exactly this value and orders neighbours by it.
 #include <cstddef>

@@ -35,7 +35,7 @@ class KnnModel {
   const Scaler& scaler() const { return scaler_; }
   const Backend& backend() const { return *backend_; }
   std::size_t train_size() const { return train_.rows; }
-  /// Neighbours of the (unscaled) query rows among the training rows, per DESIGN.md's order.
+  /// Neighbours of the (unscaled) query rows among the training rows, in docs/design.md#neighbour-order.
   /// With a communicator of several ranks (params().backend.comm), each rank fits on its shard
   /// of the rows and this returns global row indices, the same on every rank.
   Neighbors kneighbors(const Matrix& queries) const;

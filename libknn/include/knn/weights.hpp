@@ -1,5 +1,5 @@
 #pragma once
-// Neighbour weights (DESIGN.md). A query whose weights sum to zero falls back to uniform weights.
+// Neighbour weights (docs/design.md#weights). A query whose weights sum to zero falls back to uniform weights.
 #include <cstddef>
 #include <string>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Where the rows of a training set are: all in this process, or sharded over the ranks of a
-// communicator, each rank holding a contiguous range of the rows in rank order (DESIGN.md,
-// "Scale"). The models and the evaluation run one code over either: a Placement holds every step
+// communicator, each rank holding a contiguous range of the rows in rank order
+// (docs/design.md#sharding). The models and the evaluation run one code over either: a Placement holds every step
 // whose sharded form differs, and placement() is the one place that picks.
 #include <cstddef>
 #include <cstdint>

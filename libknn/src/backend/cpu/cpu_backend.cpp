@@ -6,18 +6,10 @@
 // so far, and every row whose lower bound is <= tau. At least k rows have a defined value <= tau,
 // so the true k-th value is <= tau, and every true neighbour (ties included) has a lower bound
 // <= tau: the kept rows contain the answer. They are then ranked by the defined distance
-// (knn::distance), which is what every backend reports.
+// (arith::defined_distance), which is what every backend reports.
 //
-// Bounds (u = 2^-24, gamma_n = n u / (1 - n u), any summation order, with or without FMA):
-//   l2 (squared), a = |q|^2 + |t|^2 - 2 fl(q.t): |fl(q.t) - q.t| <= gamma_d |q||t|
-//       <= gamma_d (|q|^2 + |t|^2) / 2, so e = c (|q|^2 + |t|^2).
-//   cosine, a = 1 - fl(q.t) / (|q||t|): e = c.
-//   l1, a = fl(sum |q_i - t_i|): relative error <= gamma_{d+1}, so e = 2 gamma_{d+2} a.
-// c adds to gamma_{d+2} a term for the double-precision arithmetic (norms, the defined sum), far
-// below float rounding but kept so the argument holds for the value actually reported.
-// Products under float's normal range are not within a relative bound: l2 adds an absolute
-// l2_underflow(d) and cosine dot_underflow(d, |q|, |t|) / (|q||t|) (common/bounds.hpp), far below
-// any distance of data whose values are not themselves near 1e-30.
+// The bounds e of each metric, and what underflow adds to them, are derived in
+// docs/exactness.md (arith/bounds.hpp computes them).
 #include "backend/cpu/cpu_backend.hpp"
 
 #include "arith/bounds.hpp"

@@ -1,5 +1,5 @@
 // Min-max scaling on the GPU, with the parameters and values of the host's Scaler bit for bit
-// (common/scaler.cpp).
+// (core/scaler.cpp).
 //
 // Fit: per tile of training rows, knn::prim::column_min_max gives each column's float minimum and
 // maximum, folded over the tiles. Converting a float to double is exact and keeps the order, so
@@ -12,9 +12,7 @@
 // the host where it lies in a column's first row: the two scalers then differ in that column, and
 // both throw the same ScaleOverflow for the NaN once scaled.
 //
-// Transform: __dsub_rn and __ddiv_rn are the IEEE operations of the host's
-// (double(x) - offset) / scale, and __double2float_rn its one rounding to float (no flush of
-// subnormals either side). The first value that is not finite once scaled (lowest row, then
+// Transform: arith::scaled_value on both sides (no flush of subnormals either side). The first value that is not finite once scaled (lowest row, then
 // lowest column) is the one the host reports, with the same ScaleOverflow; the host's matrix is
 // left unchanged then. The same arithmetic is every scaler kind's transform (min-max and
 // standard): scale_rows exposes it to the search, which scales queries given unscaled

@@ -1,5 +1,5 @@
 // Class votes and weighted means on the GPU, for one k or for every k of the k-sweep, with the
-// answers of vote_prefixes / average_prefixes (common/vote.cpp).
+// answers of vote_prefixes / average_prefixes (core/vote.cpp).
 //
 // Per batch of queries: the host gathers each neighbour's class id (or target) through the index
 // and uploads it with the distances; a kernel gives each neighbour its weight and spreads it into
@@ -8,31 +8,9 @@
 // into prefix sums along each query's list (segment = one array of one query); a kernel per
 // (query, k) then reads the sums at k and decides.
 //
-// Exactness. The weights are those of the host bit for bit (the same IEEE operations in double,
-// no contraction: this file builds with --fmad=false), except gaussian's exp(), which on either
-// side is within 1 ulp of the true value: the two differ by at most 4u relative, u = 2^-53. The
-// scan adds in another order than the host's loop. The weights are >= 0 (a query with a negative
-// or NaN weight goes to the host), and any order of adding n terms >= 0 is within
-// (n-1)u(1 + 1e-10) of their exact sum, relative (n <= kMaxList): so each class's vote differs
-// between the two sides by at most (2n + 4) u W, W the weight sum of the first n neighbours, plus
-// under n 2^-1073 from subnormal gaussian weights, which is below u W / 1000 since W >= 1e-290
-// here. B = 2 (2n + 4) u W, twice that bound, is therefore safe: where the best vote leads every
-// other by more than 2B, the host's vote has the same winner, and so does the host's tie rule.
-// A query is recomputed on the host (vote_prefixes on just those queries) when at some k
-//   - its best and second-best votes are within 2B (ties included);
-//   - W is not finite, above 1e300 (overflow may differ) or below 1e-290 (subnormal sums lose
-//     relative accuracy), or W = 0 where a gaussian weight lies at exp()'s underflow edge (the two
-//     sides may disagree whether the weights are all 0, i.e. whether the counts decide);
-//   - vote shares are asked for and a gaussian weight is subnormal there (its share of the vote
-//     may differ in relative terms, though by less than 1e-300).
-// Where the weights are exact integers (uniform; distance with neighbours at distance 0) every
-// order gives the same sums and the GPU decides all. Shares differ by at most about 4(n + 2)u
-// relative, far under 1e-9.
-// A weighted mean wy / W (or sum y / k where W is not usable) may lose its relative accuracy to
-// cancellation: with A = sum |w y| the two sides' wy differ by at most (2n + 4) u A, plus, for
-// gaussian, sum |y| 2^-1073 from subnormal weights; a query is recomputed where twice that exceeds
-// 1e-10 |wy| (the same for sum y with sum |y|), or where a sum is above 1e300, so the GPU's means
-// are within about 1e-10 relative of the host's.
+// Exactness: the weights are the host's (arith/weights.hpp); the sums add in another order, so a
+// query whose decision or mean that order could change is recomputed on the host. The bound B
+// and the tests are derived in docs/exactness.md#votes.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -56,7 +34,7 @@ namespace {
 // Device working set of one batch of queries; a batch holds at least one query, and a list too
 // long for that goes to the host.
 constexpr std::size_t kWorkingSet = std::size_t{256} << 20;
-// The error bounds above assume n u far below 1.
+// The error bounds (docs/exactness.md#votes) assume n u far below 1.
 constexpr std::size_t kMaxList = 1000000;
 constexpr double kUnit = 0x1p-53;
 constexpr int kThreads = 256;
@@ -89,7 +67,7 @@ __device__ double neighbour_weight(const WeightRule& r, const double* dist, long
   const long long q = p / kmax;
   unsigned f = 0;
   const double w = weight_of(r, dist[p], r.kind == Weights::Kind::distance && dist[q * kmax] == 0.0, f);
-  if (!(w >= 0.0)) f |= kHost;  // negative or NaN: the bound above does not hold
+  if (!(w >= 0.0)) f |= kHost;  // negative or NaN: the vote's bound does not hold
   if (f) atomicOr(flags + q, f);
   return w;
 }

@@ -1,5 +1,5 @@
 // One fold's predictions: one search per metric at the largest k, every smaller k a prefix of
-// its lists (DESIGN.md, "The k-sweep").
+// its lists (docs/design.md#evaluation).
 #include "core/evaluation/eval_context.hpp"
 #include "distributed/candidate_merge.hpp"
 
