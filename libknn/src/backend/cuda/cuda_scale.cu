@@ -29,6 +29,7 @@
 #include "backend/cuda/cuda_backend.hpp"
 #include "arith/scaled_value.hpp"
 #include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/scale_rows.cuh"
 #include "backend/cuda/resident_train.cuh"
 #include "knn/scaler.hpp"
 

@@ -28,6 +28,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/scale_rows.cuh"
 #include "backend/cuda/l1_sums.cuh"
 #include "backend/cuda/large_k_select.cuh"
 #include "backend/cuda/operands.cuh"
