@@ -33,11 +33,11 @@ namespace {
 
 // Device working set of one batch of queries; a batch holds at least one query, and a list too
 // long for that goes to the host.
-constexpr std::size_t kWorkingSet = std::size_t{256} << 20;
+constexpr std::size_t kVoteWorkingSet = std::size_t{256} << 20;
 // The error bounds (docs/exactness.md#votes) assume n u far below 1.
 constexpr std::size_t kMaxList = 1000000;
 constexpr double kUnit = 0x1p-53;
-constexpr int kThreads = 256;
+constexpr int kVoteThreads = 256;
 
 // Per query, set by the kernels: recompute on the host; a gaussian weight at exp()'s underflow
 // edge (below the smallest normal double, with an argument above -760, under which both sides'
@@ -185,7 +185,7 @@ __global__ void decide_means(const double* sums, long long items, long long kmax
 
 // Queries per batch, each taking `per_query` bytes of the working set; 0 when one does not fit.
 std::size_t batch_queries(std::size_t nq, std::size_t per_query, const BackendOptions& options) {
-  std::size_t set = kWorkingSet;
+  std::size_t set = kVoteWorkingSet;
   if (options.device_memory_budget) set = std::min(set, options.device_memory_budget);
   return std::min(nq, set / per_query);
 }
@@ -305,13 +305,13 @@ bool gpu_vote(GpuContext& ctx, const BackendOptions& options, const Neighbors& n
       b.load(nb, q0, m, [&](std::size_t q, std::size_t i, std::size_t at) { host_cls[at] = train_class[nb.index_row(q)[i]]; }, st);
       KNN_CUDA(cudaMemcpyAsync(cls.get(), host_cls.data(), items * sizeof(int), cudaMemcpyHostToDevice, st));
       const auto li = static_cast<long long>(items), lk = static_cast<long long>(kmax);
-      spread_votes<<<blocks_for(li, kThreads), kThreads, 0, st>>>(b.dist.get(), cls.get(), li, lk, static_cast<int>(classes), rule,
+      spread_votes<<<blocks_for(li, kVoteThreads), kVoteThreads, 0, st>>>(b.dist.get(), cls.get(), li, lk, static_cast<int>(classes), rule,
                                                                  sums.get(), counts.get(), b.flags.get());
       KNN_LAUNCHED(spread_votes);
       if (weighted) scan_prefixes(temp, sums.get(), sum_arrays, m, kmax, st);
       scan_prefixes(temp, counts.get(), classes, m, kmax, st);
       const auto threads = static_cast<long long>(m * nks);
-      decide_votes<<<blocks_for(threads, kThreads), kThreads, 0, st>>>(
+      decide_votes<<<blocks_for(threads, kVoteThreads), kVoteThreads, 0, st>>>(
           b.dist.get(), sums.get(), counts.get(), li, lk, static_cast<int>(classes), rule, b.ks.get(), static_cast<int>(nks),
           static_cast<long long>(m), d_out.get(), proba ? d_proba.get() : nullptr, b.flags.get());
       KNN_LAUNCHED(decide_votes);
@@ -342,11 +342,11 @@ bool gpu_average(GpuContext& ctx, const BackendOptions& options, const Neighbors
       b.load(nb, q0, m, [&](std::size_t q, std::size_t i, std::size_t at) { host_y[at] = train_target[nb.index_row(q)[i]]; }, st);
       KNN_CUDA(cudaMemcpyAsync(y.get(), host_y.data(), items * sizeof(double), cudaMemcpyHostToDevice, st));
       const auto li = static_cast<long long>(items), lk = static_cast<long long>(kmax);
-      spread_means<<<blocks_for(li, kThreads), kThreads, 0, st>>>(b.dist.get(), y.get(), li, lk, rule, sums.get(), b.flags.get());
+      spread_means<<<blocks_for(li, kVoteThreads), kVoteThreads, 0, st>>>(b.dist.get(), y.get(), li, lk, rule, sums.get(), b.flags.get());
       KNN_LAUNCHED(spread_means);
       scan_prefixes(temp, sums.get(), arrays, m, kmax, st);
       const auto threads = static_cast<long long>(m * nks);
-      decide_means<<<blocks_for(threads, kThreads), kThreads, 0, st>>>(sums.get(), li, lk, rule, b.ks.get(), static_cast<int>(nks),
+      decide_means<<<blocks_for(threads, kVoteThreads), kVoteThreads, 0, st>>>(sums.get(), li, lk, rule, b.ks.get(), static_cast<int>(nks),
                                                                        static_cast<long long>(m), d_out.get(), b.flags.get());
       KNN_LAUNCHED(decide_means);
       KNN_CUDA(cudaMemcpyAsync(host_out.data(), d_out.get(), nks * m * sizeof(double), cudaMemcpyDeviceToHost, st));
