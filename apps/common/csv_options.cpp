@@ -23,7 +23,12 @@ void add_csv_options(cxxopts::Options& o) {
   // clang-format off
   o.add_options("input")
     ("label", "label column by name or 0-based index, negative from the end (default: the last column)", cxxopts::value<std::string>(), "COLUMN")
-    ("ignore", "comma-separated columns (names or indices) left out of the features, e.g. an ID column", cxxopts::value<std::string>(), "COLUMNS")
+    ("ignore", "comma-separated columns (names or indices) left out of the features, e.g. an ID column; may name columns of the query file only", cxxopts::value<std::string>(), "COLUMNS")
+    ("id", "a column carried to the output of predict and neighbors as its first column (it may be in the query file only); never a feature", cxxopts::value<std::string>(), "COLUMN")
+    ("categorical", "comma-separated columns read as categories (one-hot encoded) whatever they hold; a column with any text cell is categorical anyway", cxxopts::value<std::string>(), "COLUMNS")
+    ("numeric", "comma-separated columns read as numbers: a text cell in them is an error", cxxopts::value<std::string>(), "COLUMNS")
+    ("na-values", "comma-separated cells that mean a missing value (an empty item: the empty cell)", cxxopts::value<std::string>()->default_value(",NA,N/A,NaN,nan,?,null,NULL"), "LIST")
+    ("drop-missing", "drop training rows with a missing feature or label instead of failing (row numbers in outputs stay the file's)")
     ("no-header", "the files have no header row: columns are named by their 0-based index")
     ("delimiter", "field separator (\\t or tab for a tab)", cxxopts::value<std::string>()->default_value(","), "CHAR");
   // clang-format on
@@ -38,6 +43,16 @@ CsvOptions csv_options(const cxxopts::ParseResult& r) {
   if (r.count("label") && csv.label.empty())
     throw option_error("label", "empty column name " + quote(csv.label) + " (give a name or a 0-based index)");
   if (r.count("ignore")) csv.ignore = split_list(option_text(r, "ignore"));
+  for (const char* name : {"id", "categorical", "numeric"})
+    if (r.count(name) && option_text(r, name).empty())
+      throw option_error(name, "empty column name " + quote("") + " (give a name or a 0-based index)");
+  csv.id = option_text(r, "id");
+  if (r.count("categorical")) csv.categorical = split_list(option_text(r, "categorical"));
+  if (r.count("numeric")) csv.numeric = split_list(option_text(r, "numeric"));
+  csv.na_values = split_list(option_text(r, "na-values"));
+  csv.drop_missing = r.count("drop-missing") > 0;
+  // --ignore and --id may name columns of the query or test file only.
+  csv.query_file_follows = r.count("query") || r.count("test");
   return csv;
 }
 

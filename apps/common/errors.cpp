@@ -12,7 +12,8 @@ Error option_error(std::string_view option, std::string_view what) {
 std::string option_name(std::string_view parameter) {
   // The library's parameters whose option is spelled otherwise; the rest share their names.
   static const std::pair<std::string_view, std::string_view> renamed[] = {
-      {"scaling", "scale"}, {"device_memory_budget", "gpu-memory"}, {"ks", "k"}, {"path", "train"}};
+      {"scaling", "scale"}, {"device_memory_budget", "gpu-memory"}, {"ks", "k"}, {"path", "train"},
+      {"na_values", "na-values"}, {"drop_missing", "drop-missing"}};
   for (const auto& [from, to] : renamed)
     if (parameter == from) return "--" + std::string(to);
   return "--" + std::string(parameter);

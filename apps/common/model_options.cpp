@@ -40,7 +40,7 @@ void add_model_options(cxxopts::Options& o, const std::string& group, ModelValue
   const std::string list_of = lists ? "comma-separated: " : "";
   auto add = o.add_options(group);
   const auto add_task = [&] {
-    add("task", "classify or regress", cxxopts::value<std::string>()->default_value("classify"), "TASK");
+    add("task", "classify or regress (default: classify; a label of many distinct numbers asks for the choice)", cxxopts::value<std::string>(), "TASK");
   };
   // clang-format off
   if (lists)
@@ -53,7 +53,8 @@ void add_model_options(cxxopts::Options& o, const std::string& group, ModelValue
      ("metric", list_of + "l2 | l1 | cosine", cxxopts::value<std::string>()->default_value("l2"), lists ? "LIST" : "M");
   if (lists) add_task();
   add("scale", std::string("minmax | standard | none, fitted on ") + (lists ? "each fold's training rows" : "the training rows only"), cxxopts::value<std::string>()->default_value("minmax"), "S")
-     ("no-normalize", "same as --scale none");
+     ("no-normalize", "same as --scale none")
+     ("impute", std::string("none | mean | median | most_frequent: fills missing numeric cells (categorical ones take their most frequent category), fitted on ") + (lists ? "each fold's training rows" : "the training rows only"), cxxopts::value<std::string>()->default_value("none"), "HOW");
   // clang-format on
 }
 
@@ -62,7 +63,8 @@ EvalOptions model_options(const cxxopts::ParseResult& r, ModelValues values) {
   EvalOptions m;
   const std::string k = option_text(r, "k");
   m.ks = lists ? parse_k_list(k) : std::vector<std::size_t>{parse_count("k", k, 1)};
-  m.task = parse_task(option_text(r, "task"));
+  m.task = r.count("task") ? parse_task(option_text(r, "task")) : Task::classify;
+  m.impute = parse_impute(option_text(r, "impute"));
   const std::string weights = option_text(r, "weights"), metric = option_text(r, "metric");
   m.weights = lists ? parse_weights_list(weights) : std::vector<Weights>{Weights::parse(weights)};
   m.metrics = lists ? parse_metric_list(metric) : std::vector<Metric>{parse_metric(metric)};

@@ -1,6 +1,7 @@
 #pragma once
-// Data sets from CSV files: a header row of names (on by default), numeric features, and a label
-// column kept as text (classification) or parsed as a number (regression).
+// Data sets from CSV files: a header row of names (on by default), typed feature columns (numbers,
+// or categories kept as text), missing cells, an optional identifier column, and a label column
+// kept as text (classification) or parsed as a number (regression) (docs/design.md#tabular-input).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -10,24 +11,51 @@
 
 namespace knn {
 
+/// The cells read as missing unless CsvOptions::na_values says otherwise: the empty cell, NA,
+/// N/A, NaN, nan, ?, null and NULL.
+const std::vector<std::string>& default_na_values();
+
 struct CsvOptions {
   bool header = true;
   char delimiter = ',';
   /// Label column by name or 0-based index, negative from the end. Empty: the last column.
+  /// Names match exactly, else without regard to case where that picks one column.
   std::string label;
-  /// Columns left out of the features, by name or index (as label).
+  /// Columns left out of the features, by name or index (as label). A name the training file
+  /// lacks is allowed where a query file follows (query_file_follows) and has it.
   std::vector<std::string> ignore;
+  /// Feature columns read as categories, or as numbers, whatever their cells hold (as label).
+  /// Otherwise a column is categorical when any of its cells is neither missing nor a number.
+  std::vector<std::string> categorical, numeric;
+  /// Cells equal to one of these (surrounding spaces aside) are missing.
+  std::vector<std::string> na_values = default_na_values();
+  /// A column carried to the output beside each row (as label); it may be in the query file only.
+  std::string id;
+  /// Training rows with a missing feature or label are dropped (Dataset::dropped_rows) instead of
+  /// kept for imputation; without it a missing label is an error.
+  bool drop_missing = false;
+  /// A query file will be read against this training file: ignore may name its columns.
+  bool query_file_follows = false;
   /// Sharded loading (load_csv only): the file's data rows are cut into `shards` row ranges at
   /// line ends, by bytes, and this loads range `shard` only, which may be empty. Files with
   /// quoted fields are read through and only the range's rows kept.
   std::size_t shard = 0, shards = 1;
 };
 
+enum class ColumnType { numeric, categorical };
+const char* to_string(ColumnType t);
+
 struct Dataset {
   std::string source;                      // file name as given, for messages
   std::vector<std::string> feature_names;  // one per feature column
   std::string label_name;                  // empty when the file had no label column
-  Matrix features;                         // rows x feature_names.size()
+  /// rows x feature_names.size(): a numeric column's values; a categorical column's cells as the
+  /// index of their text in levels[f]; NaN where a cell is missing.
+  Matrix features;
+  std::vector<ColumnType> feature_types;   // one per feature column
+  /// Per feature: a categorical column's distinct texts in byte order (empty for numeric ones).
+  /// Sharded, every rank holds the levels of the whole file.
+  std::vector<std::vector<std::string>> levels;
   std::vector<std::string> labels;         // one per row, as written; empty when no label column
   std::vector<std::size_t> lines;          // 1-based line in the file where each row starts
   std::vector<std::string> column_names;   // every column of the file, in order
@@ -35,6 +63,20 @@ struct Dataset {
   std::size_t label_column = npos;         // file column of the label, npos when absent
   std::size_t row_offset = 0;              // sharded: global index of the first row here
   std::size_t total_rows = 0;              // sharded: rows over all ranks (0 when not sharded)
+  std::string id_name;                     // the identifier column, empty when absent
+  std::size_t id_column = npos;            // its file column
+  std::vector<std::string> ids;            // one per row when id_column is set
+  /// File columns left out because their header is empty (R's and pandas' row names).
+  std::vector<std::size_t> unnamed_columns;
+  /// Rows dropped for a missing value (CsvOptions::drop_missing), over all ranks.
+  std::size_t dropped_rows = 0;
+  /// The 0-based data row of the file each row is (global, over all ranks); empty when it is the
+  /// row's own index (no row was dropped).
+  std::vector<std::size_t> file_rows;
+  /// Query files: rows whose label cell is missing (their labels entry is empty).
+  std::vector<std::size_t> missing_labels;
+  /// ignore names this file lacks (CsvOptions::query_file_follows): the query file must have them.
+  std::vector<std::string> ignore_elsewhere;
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   std::size_t size() const { return features.rows; }
@@ -42,11 +84,18 @@ struct Dataset {
   std::size_t all_rows() const { return total_rows ? total_rows : features.rows; }
   std::size_t dims() const { return features.cols; }
   bool has_labels() const { return label_column != npos; }
+  bool has_ids() const { return id_column != npos; }
+  /// The file's data row of row i (0-based), dropped rows counted.
+  std::size_t file_row(std::size_t i) const { return file_rows.empty() ? row_offset + i : file_rows[i]; }
+  /// Whether any feature cell is missing (NaN).
+  bool has_missing() const;
 };
 
 /// Loads a training or test file: features plus a label column. "-" reads standard input.
-/// Throws knn::Error naming file, line and column for any cell that is not a finite float, a
-/// ragged row, an unknown label column, or a file without data rows.
+/// Column types are decided from the whole file. Throws knn::Error naming file, line and column
+/// for a number that is not finite, text in a column read as numbers, a missing label (without
+/// drop_missing), a ragged row, an unknown column, a column that looks like an identifier (a
+/// categorical column of 20 rows or more whose values all differ), or a file without data rows.
 Dataset load_csv(const std::string& path, const CsvOptions& options);
 
 /// Each rank of `comm` loads its shard of the training file's rows (CsvOptions::shard), sets
@@ -54,9 +103,11 @@ Dataset load_csv(const std::string& path, const CsvOptions& options);
 /// communicator of several ranks this is load_csv.
 Dataset load_csv_sharded(const std::string& path, const CsvOptions& options, const Communicator* comm);
 
-/// Loads a query file whose feature columns match `train`'s: with a header, columns are found by
-/// name (the label column may be present or absent); without one, the file has either exactly the
-/// feature columns, or all of the training file's columns in the same positions.
+/// Loads a query file whose feature columns match `train`'s, each read as the training file's
+/// column is typed: with a header, columns are found by name (the label and identifier columns
+/// may be present or absent; other columns only where ignore names them); without one, the file
+/// has either exactly the feature columns, or all of the training file's columns in the same
+/// positions.
 Dataset load_query_csv(const std::string& path, const CsvOptions& options, const Dataset& train);
 
 /// Parses a regression target; throws knn::Error naming the file, line and label column.

@@ -9,6 +9,7 @@
 
 #include "knn/dataset.hpp"
 #include "knn/metric.hpp"
+#include "knn/preprocess.hpp"
 #include "knn/scaler.hpp"
 #include "knn/search.hpp"
 #include "knn/weights.hpp"
@@ -18,6 +19,12 @@ namespace knn {
 enum class Task { classify, regress };
 Task parse_task(const std::string& text);  // "classify" | "regress"
 const char* to_string(Task t);
+
+/// For a task guessed, not given: the labels are class labels unless they look like a regression
+/// target (numbers with more than 20 distinct values, or a number that is not whole); then this
+/// throws an Error naming the file and column that suggests the task parameter (and the label
+/// parameter where `label_given` is false). Sharded, over every rank's labels.
+void check_class_labels(const Dataset& data, bool label_given, const Communicator* comm = nullptr);
 
 /// Default seed of the fold assignment, so that runs repeat exactly.
 constexpr std::uint64_t default_fold_seed = 42;
@@ -43,6 +50,9 @@ struct EvalOptions {
   std::vector<Weights> weights{Weights{}};
   std::vector<Metric> metrics{Metric::l2};
   Scaling scaling = Scaling::minmax;
+  /// How missing feature cells are filled; every fold fits its own fill values, categories and
+  /// scaler on its training rows only.
+  Impute impute = Impute::none;
   FoldSpec folds;
   BackendOptions backend;
   /// Called after each fold with (folds done, folds in all); for progress lines.

@@ -31,7 +31,8 @@ class ScaleOverflow : public Error {
 
 class Scaler {
  public:
-  explicit Scaler(Scaling kind = Scaling::minmax) : kind_(kind) {}
+  /// `kept`: per column, left as it is (offset 0, scale 1) whatever the kind: one-hot columns.
+  explicit Scaler(Scaling kind = Scaling::minmax, std::vector<bool> kept = {}) : kind_(kind), kept_(std::move(kept)) {}
 
   /// Min-max: offset = column minimum, scale = max - min. Standard: offset = mean, scale =
   /// population standard deviation. A column of zero range or variance gets scale 1.
@@ -55,11 +56,14 @@ class Scaler {
   }
 
   Scaling kind() const { return kind_; }
+  const std::vector<bool>& kept() const { return kept_; }
   const std::vector<double>& offset() const { return offset_; }
   const std::vector<double>& scale() const { return scale_; }
 
  private:
+  void keep_columns();  // offset 0 and scale 1 for the kept columns
   Scaling kind_;
+  std::vector<bool> kept_;
   std::vector<double> offset_;
   std::vector<double> scale_;
 };

@@ -13,6 +13,23 @@ KnnModel::KnnModel(ModelParams params)
 }
 
 void KnnModel::fit_features(const Matrix& features) {
+  Preprocessor numeric = Preprocessor::numeric(features.cols);
+  fit_encoded(features, numeric);
+}
+
+void KnnModel::fit_dataset(const Dataset& data) {
+  Preprocessor prep(params_.impute);
+  prep.fit(data, nullptr, detail::prep_gather(*placement_));
+  if (prep.plain() && !data.has_missing()) return fit_encoded(data.features, prep);
+  fit_encoded(prep.transform(data), prep);
+}
+
+Matrix KnnModel::encode(const Dataset& queries, PrepReport* report) const {
+  if (!backend_) throw Error("the model is not fitted");
+  return prep_.transform(queries, report);
+}
+
+void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   const ShardRange range = placement_->range(features.rows);
   offset_ = range.offset;
   const std::size_t rows = range.total;
@@ -23,9 +40,11 @@ void KnnModel::fit_features(const Matrix& features) {
   // The backend scales the rows; it becomes the model's once they are scaled, so that a first fit
   // that throws leaves the model unfitted.
   const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
-  scaler_ = Scaler(params_.scaling);
+  Scaler scaler(params_.scaling, prep.plain() ? std::vector<bool>{} : prep.one_hot_columns());
   std::shared_ptr<const PreparedTrain> prepared;
-  train_ = placement_->fit_scaled(*backend, scaler_, features, prepared);  // the GPU uploads the rows once
+  train_ = placement_->fit_scaled(*backend, scaler, features, prepared);  // the GPU uploads the rows once
+  scaler_ = std::move(scaler);
+  prep_ = std::move(prep);
   backend_ = backend;
   prepared_ = std::move(prepared);
 }
@@ -57,6 +76,14 @@ void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& 
   const std::vector<int> ids = encoder_.encode(labels);
   payload_.assign(ids.begin(), ids.end());
   fit_features(features);
+}
+
+void KnnClassifier::fit(const Dataset& data) {
+  if (!data.has_labels()) throw Error(data.source + ": no label column to fit a classifier on");
+  encoder_.fit(placement_->label_union(data.labels));
+  const std::vector<int> ids = encoder_.encode(data.labels);
+  payload_.assign(ids.begin(), ids.end());
+  fit_dataset(data);
 }
 
 void KnnClassifier::vote(const Matrix& queries, int* ids, double* proba) const {
@@ -101,6 +128,12 @@ void KnnRegressor::fit(const Matrix& features, const std::vector<double>& target
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
   payload_ = targets;
   fit_features(features);
+}
+
+void KnnRegressor::fit(const Dataset& data) {
+  if (!data.has_labels()) throw Error(data.source + ": no target column to fit a regressor on");
+  payload_ = numeric_targets(data);
+  fit_dataset(data);
 }
 
 std::vector<double> KnnRegressor::predict(const Matrix& queries) const {

@@ -13,6 +13,7 @@
 #include "distributed/row_keys.hpp"
 #include "knn/communicator.hpp"
 #include "knn/dataset.hpp"
+#include "knn/preprocess.hpp"
 #include "knn/scaler.hpp"
 #include "knn/search.hpp"
 
@@ -66,6 +67,9 @@ class Placement {
   /// (`local`: this process's rows, global rows range.offset on), flagged over all range.total rows.
   virtual std::vector<bool> loo_changes_scaler(const Matrix& local, Scaling scaling, const ShardRange& range) const = 0;
 };
+
+/// How a Preprocessor fitted on this process's rows combines its statistics with every rank's.
+Preprocessor::Gather prep_gather(const Placement& placement);
 
 /// All rows in this process (core/local_placement.cpp).
 std::shared_ptr<const Placement> local_placement();

@@ -57,6 +57,7 @@ void Scaler::fit(const Matrix& train) {
     const double sd = std::sqrt(sq[j] / static_cast<double>(n));
     scale_[j] = sd > 0.0 ? sd : 1.0;
   }
+  keep_columns();
 }
 
 void Scaler::set_min_max(const std::vector<double>& lo, const std::vector<double>& hi) {
@@ -70,6 +71,12 @@ void Scaler::set_min_max(const std::vector<double>& lo, const std::vector<double
     const double range = hi[j] - lo[j];
     scale_[j] = range > 0.0 ? range : 1.0;
   }
+  keep_columns();
+}
+
+void Scaler::keep_columns() {
+  for (std::size_t j = 0; j < kept_.size() && j < offset_.size(); ++j)
+    if (kept_[j]) offset_[j] = 0.0, scale_[j] = 1.0;
 }
 
 void Scaler::fit(const Matrix& train, const Communicator& comm) {
@@ -126,6 +133,7 @@ void Scaler::fit(const Matrix& train, const Communicator& comm) {
     const double sd = std::sqrt(sq[j] / rows);
     scale_[j] = sd > 0.0 ? sd : 1.0;
   }
+  keep_columns();
 }
 
 void Scaler::transform(Matrix& m) const {

@@ -175,7 +175,7 @@ bool fit_on_device(GpuContext& ctx, const Matrix& train, std::size_t tile, RowsA
     min_of[c] = zero ? static_cast<double>(train(static_cast<std::size_t>(host_first[c]), c)) : static_cast<double>(host_lo[c]);
     max_of[c] = static_cast<double>(host_hi[c]);
   }
-  fitted = Scaler(Scaling::minmax);
+  fitted = Scaler(Scaling::minmax, fitted.kept());
   fitted.set_min_max(min_of, max_of);
   return true;
 }
@@ -188,7 +188,7 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
     KNN_CUDA(cudaSetDevice(ctx.device));
     TileScaling s(train.rows, train.cols, options);
     const cudaStream_t st = ctx.stream->s;
-    Scaler fitted;
+    Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     const auto upload = [&](std::size_t r0, std::size_t m) {
       KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.row(r0), m * train.cols * sizeof(float), cudaMemcpyHostToDevice, st));
       return static_cast<const float*>(s.x.get());
@@ -216,7 +216,7 @@ bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler
     TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
     const cudaStream_t st = ctx.stream->s;
     KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice, st));
-    Scaler fitted;
+    Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     if (!fit_on_device(ctx, train, s.tile, [&](std::size_t, std::size_t) { return static_cast<const float*>(s.x.get()); }, fitted))
       return false;
     Matrix scaled(train.rows, train.cols);

@@ -50,8 +50,9 @@ constexpr std::size_t kNoRow = static_cast<std::size_t>(-1);
 /// Every row here but global row `skip`.
 LocalRows rows_here(const EvalContext& ctx, std::size_t skip = kNoRow);
 
-/// A fold's training rows here, scaled by a scaler fitted on them and every other rank's.
+/// A fold's training rows here, preprocessed and scaled as fitted on them and every other rank's.
 struct FittedRows {
+  Preprocessor prep;
   Scaler scaler;
   Matrix rows;
   std::shared_ptr<const PreparedTrain> prepared;
@@ -60,10 +61,19 @@ struct FittedRows {
 FittedRows fit_rows(const EvalContext& ctx, LocalRows rows);
 /// The global `rows` of `m` (whose rows are the data rows here), from every rank, in that order.
 Matrix gather_rows(const EvalContext& ctx, const Matrix& m, const std::vector<std::size_t>& rows);
-/// A scaling overflow named at its file, line and column (when the data set came from a file).
-Error at_cell(const ScaleOverflow& e, const Dataset& d, std::size_t row);
+/// The held-out rows `raw` (features as loaded, categorical cells indexing ctx.data.levels) as
+/// `fit` encodes them before scaling.
+Matrix encode_rows(const EvalContext& ctx, const FittedRows& fit, const Matrix& raw);
+/// A scaling overflow named at its file, line and column (when the data set came from a file);
+/// `prep` says which feature an encoded column is.
+Error at_cell(const ScaleOverflow& e, const Dataset& d, std::size_t row, const Preprocessor& prep);
 /// The same for global data row `row`: named by the rank that holds it, Error("") on the others.
-Error at_data_row(const EvalContext& ctx, const ScaleOverflow& e, std::size_t row);
+Error at_data_row(const EvalContext& ctx, const ScaleOverflow& e, std::size_t row, const Preprocessor& prep);
+
+// loo_special.cpp
+/// Leave-one-out: the rows (over all ranks) whose leaving changes the preprocessing fitted on
+/// all rows (`all`): a category only they hold, a fill value their value enters.
+std::vector<bool> loo_changes_prep(const EvalContext& ctx, const Preprocessor& all);
 
 // fold_predictions.cpp
 /// Searches `queries` among `fit`'s rows once per metric at the largest k, then predicts every k

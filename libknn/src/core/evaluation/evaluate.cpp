@@ -16,6 +16,9 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
                           detail::read_targets(data, fs.kind == FoldSpec::Kind::test ? fs.test : nullptr, opt.task, *placement),
                           nullptr};
   const std::size_t n = ctx.range.total;
+  // A missing cell with nothing to fill it, or a column with no value to fill from, is found
+  // before any fold: on all rows.
+  Preprocessor(opt.impute).fit(data, nullptr, detail::prep_gather(*placement));
 
   std::vector<detail::Fold> folds;
   std::size_t smallest_train = n;

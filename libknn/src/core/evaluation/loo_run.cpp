@@ -23,7 +23,16 @@ std::size_t run_loo(const EvalContext& ctx, FoldScores& scores) {
   };
   // A row that holds a column's only minimum or maximum changes the scaler when it leaves; every
   // other row shares the scaler fitted on all rows, and one search of all rows serves them.
-  const std::vector<bool> special = ctx.placement.loo_changes_scaler(ctx.data.features, opt.scaling, ctx.range);
+  // Likewise a row whose leaving changes the preprocessing (a category only it has, a fill value).
+  Preprocessor all_rows(opt.impute);
+  all_rows.fit(ctx.data, nullptr, prep_gather(ctx.placement));
+  const bool as_is = all_rows.plain() && !ctx.data.has_missing();
+  std::vector<bool> special =
+      ctx.placement.loo_changes_scaler(as_is ? ctx.data.features : all_rows.transform(ctx.data), opt.scaling, ctx.range);
+  if (!as_is) {
+    const std::vector<bool> prep = loo_changes_prep(ctx, all_rows);
+    for (std::size_t i = 0; i < n; ++i) special[i] = special[i] || prep[i];
+  }
   std::vector<std::size_t> shared_rows;
   for (std::size_t i = 0; i < n; ++i)
     if (!special[i]) shared_rows.push_back(i);
@@ -41,8 +50,8 @@ std::size_t run_loo(const EvalContext& ctx, FoldScores& scores) {
     if (!special[i]) continue;
     // The other rows train, with a scaler of their own; row i (from the rank that holds it) is the query.
     FittedRows fit = fit_rows(ctx, rows_here(ctx, i));
-    const Matrix query = gather_rows(ctx, ctx.data.features, {i});
-    const OverflowAt at = [&](const ScaleOverflow& e) { return at_data_row(ctx, e, i); };
+    const Matrix query = encode_rows(ctx, fit, gather_rows(ctx, ctx.data.features, {i}));
+    const OverflowAt at = [&](const ScaleOverflow& e) { return at_data_row(ctx, e, i, fit.prep); };
     place(predict_fold(ctx, fit, query, &fit.scaler, nullptr, at), {i});
     if (opt.progress) opt.progress(++done, n);
   }

@@ -27,6 +27,12 @@ void validate_options(const Dataset& data, const EvalOptions& opt) {
   const Dataset* test = opt.folds.test;
   if (!test) throw Error::parameter("test", "no test data given");
   if (!test->has_labels()) throw Error::at(test->source, 0, 0, "has no label column " + quote(data.label_name) + " to score against");
+  if (!test->missing_labels.empty()) {
+    const std::size_t row = test->missing_labels.front();
+    throw Error::at(test->source, test->lines.at(row), test->label_column + 1,
+                    "missing label in column " + quote(test->label_name) + " (" + std::to_string(test->missing_labels.size()) +
+                        " test rows have none); every test row needs its label");
+  }
   if (test->dims() != data.dims())
     throw Error::at(test->source, 0, 0, "has " + std::to_string(test->dims()) + " features, " + data.source + " has " +
                                            std::to_string(data.dims()));

@@ -1,0 +1,31 @@
+#pragma once
+// What the tools decided from the data without being told: columns left out for an empty header
+// (row names), rows dropped for a missing value, query categories the training rows lack. These
+// notes are collected while a run works and printed once it has passed its checks, so that a run
+// that fails prints its error line alone.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "knn/dataset.hpp"
+#include "knn/preprocess.hpp"
+
+namespace knn::app {
+
+class DataNotes {
+ public:
+  /// The training (or data) file's notes: unnamed columns left out, rows dropped.
+  void training(const Dataset& data);
+  /// A query or test file's: unnamed columns left out, cells of unknown categories, cells filled.
+  void query(const Dataset& data, const PrepReport& report);
+  /// Prints "note: ..." lines to `err`, once.
+  void print(std::ostream& err);
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+/// The task check of an app: where --task was not given, the labels must look like classes.
+void check_guessed_task(const Dataset& train, bool task_given, bool label_given, const Communicator* comm);
+
+}  // namespace knn::app

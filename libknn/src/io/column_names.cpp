@@ -1,0 +1,102 @@
+#include "io/column_names.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+#include "knn/error.hpp"
+
+namespace knn::detail {
+
+namespace {
+
+std::string lower(const std::string& s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names) {
+  std::optional<std::size_t> exact, folded;
+  std::size_t folded_count = 0;
+  const std::string low = lower(name);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name && !exact) exact = i;
+    if (lower(names[i]) == low && folded_count++ == 0) folded = i;
+  }
+  if (exact) return exact;
+  if (folded_count == 1) return folded;
+  return std::nullopt;
+}
+
+std::string columns_hint(const std::string& spec, const std::vector<std::string>& names) {
+  constexpr std::size_t kListed = 12;
+  std::string out = " (columns: ";
+  for (std::size_t i = 0; i < names.size() && i < kListed; ++i) out += (i ? ", " : "") + quote(names[i]);
+  if (names.size() > kListed) out += ", ... " + std::to_string(names.size()) + " in all";
+  std::size_t best = names.size(), best_d = 0;
+  const std::string low = lower(spec);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) continue;
+    const std::size_t d = edit_distance(low, lower(names[i]));
+    if (best == names.size() || d < best_d) best = i, best_d = d;
+  }
+  // A name that shares too little with the one given is no suggestion.
+  if (best < names.size() && best_d <= std::max<std::size_t>(2, spec.size() / 2)) out += "; closest: " + quote(names[best]);
+  return out + ")";
+}
+
+std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+                                       const std::string& parameter, const std::string& file) {
+  if (header) {
+    const auto count = static_cast<std::size_t>(std::count(names.begin(), names.end(), spec));
+    if (count > 1)
+      throw Error::at(file, 1, 0, "column name " + quote(spec) + " given to " + param(parameter) + " appears " +
+                                      std::to_string(count) + " times in the header");
+    if (const auto found = match_name(spec, names)) return found;
+  }
+  const char* b = spec.c_str();
+  char* e = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(b, &e, 10);
+  if (spec.empty() || *e != '\0' || errno == ERANGE) return std::nullopt;
+  const auto n = static_cast<long long>(names.size());
+  const long long idx = v < 0 ? n + v : v;
+  if (idx < 0 || idx >= n) return std::nullopt;
+  return static_cast<std::size_t>(idx);
+}
+
+std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+                           const std::string& parameter, const std::string& file) {
+  if (const auto found = find_column(spec, names, header, parameter, file)) return *found;
+  const char* b = spec.c_str();
+  char* e = nullptr;
+  errno = 0;
+  (void)std::strtoll(b, &e, 10);
+  const auto n = names.size();
+  if (!spec.empty() && *e == '\0' && errno != ERANGE)
+    throw Error::parameter(parameter, "column index " + quote(spec) + " is out of range for " + file + " (" +
+                                          std::to_string(n) + " columns: 0.." + std::to_string(n - 1) + " or -" +
+                                          std::to_string(n) + "..-1)");
+  throw Error::parameter(parameter, "no column named " + quote(spec) + " in " + file + columns_hint(spec, names));
+}
+
+}  // namespace knn::detail

@@ -1,0 +1,31 @@
+#pragma once
+// The distinct texts of a categorical column as its rows are read, each given a code in order of
+// first appearance; finish() sorts them in byte order and rewrites the codes to match.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "knn/matrix.hpp"
+
+namespace knn::detail {
+
+class LevelDictionary {
+ public:
+  /// The code of `text`, a new one where it is new. Throws knn::Error past 2^24 distinct texts
+  /// (codes are stored as float32, exact up to there).
+  float code(std::string_view text);
+  std::size_t size() const { return texts_.size(); }
+  /// The texts in byte order; column `col` of `m` (codes, or NaN) rewritten to index them.
+  std::vector<std::string> finish(Matrix& m, std::size_t col) const;
+
+ private:
+  std::unordered_map<std::string, float> codes_;
+  std::vector<std::string> texts_;
+};
+
+/// Rewrites column `col` of `m` from codes into `from` to codes into `to` (a sorted superset).
+void recode_column(Matrix& m, std::size_t col, const std::vector<std::string>& from, const std::vector<std::string>& to);
+
+}  // namespace knn::detail

@@ -1,0 +1,48 @@
+#pragma once
+// Reading the data rows of a CSV file into a Dataset, by a plan that says what each column is:
+// a feature (read as numbers, as text, or either until a text cell decides), the label, the
+// identifier, or left out. Large files without quotes are read in parallel; a shard of a file
+// reads only its own range of rows.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/cell_value.hpp"
+#include "knn/dataset.hpp"
+
+namespace knn::detail {
+
+// Column roles: a feature's index, or one of these.
+constexpr long kLabel = -1;
+constexpr long kIgnore = -2;
+constexpr long kId = -3;
+
+enum class ReadAs : char { infer, number, text };
+
+struct ReadPlan {
+  std::vector<long> role;        // per file column
+  std::vector<ReadAs> read_as;   // per feature
+  MissingTokens na{{}};
+  bool training = true;          // a missing label is an error (or the row is dropped), not recorded
+  bool drop_missing = false;     // training rows with a missing feature or label are dropped
+  std::string numbers_from;      // query files: the training file whose numeric columns these are
+};
+
+/// What a read found beside the rows.
+struct RowsFound {
+  std::vector<char> text;        // per feature read as `infer`: a cell of text was seen
+  std::size_t records = 0;       // data records read, dropped ones included
+  /// A shard read only its own range: file_rows count from its first record, and dropped_rows
+  /// is its own (else both are the whole file's).
+  bool shard_relative = false;
+  bool any_text() const;
+};
+
+/// Reads every data row of `content` (a whole file; with a header, its first line is skipped)
+/// into `data`, whose column names and features are set, or with o.shards > 1 only shard
+/// o.shard's rows. Features read as text get their levels (Dataset::levels) sorted.
+RowsFound read_data_rows(const std::string& name, std::string_view content, const CsvOptions& o, const ReadPlan& plan,
+                         Dataset& data);
+
+}  // namespace knn::detail
