@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "knn/communicator.hpp"
+#include "file_rows.hpp"
 #include "output_writer.hpp"
 
 namespace knn::sweep {
@@ -13,6 +14,7 @@ std::string folds_csv(const Dataset& data, const EvalOptions& eo) {
     Dataset all;
     all.labels = gather_labels(*eo.backend.comm, data.labels);
     all.features.rows = data.all_rows();
+    if (data.dropped_rows) all.file_rows = app::all_file_rows(data, eo.backend.comm.get());
     EvalOptions one = eo;
     one.backend.comm = nullptr;
     return folds_csv(all, one);
@@ -32,7 +34,7 @@ std::string folds_csv(const Dataset& data, const EvalOptions& eo) {
   }
   app::CsvWriter csv;
   csv.text("row").text("fold").end_row();
-  for (std::size_t i = 0; i < fold.size(); ++i) csv.integer(i).integer(fold[i]).end_row();
+  for (std::size_t i = 0; i < fold.size(); ++i) csv.integer(data.file_row(i)).integer(fold[i]).end_row();
   return csv.str();
 }
 

@@ -76,6 +76,8 @@ Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   s.data_path = app::option_text(r, "data");
   s.csv = app::csv_options(r);
   s.eval = app::model_options(r, app::ModelValues::lists);
+  s.task_given = r.count("task") > 0;
+  s.label_given = r.count("label") > 0;
   read_folds(r, s);
   s.eval.backend = app::run_options(r, err);
   s.format = app::option_text(r, "format");

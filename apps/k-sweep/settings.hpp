@@ -22,6 +22,8 @@ struct Settings {
   std::string gnuplot;
   std::string save_folds;  // empty: none
   std::string test_path;
+  bool task_given = false;   // --task was given, not guessed
+  bool label_given = false;  // --label was given
 };
 
 /// The options' values, checked, and every output file checked before any work; notices go to

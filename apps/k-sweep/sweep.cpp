@@ -3,6 +3,7 @@
 #include <string>
 
 #include "arguments.hpp"
+#include "data_notes.hpp"
 #include "destinations.hpp"
 #include "errors.hpp"
 #include "folds.hpp"
@@ -39,6 +40,9 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const auto& comm = streams.comm();
     st.eval.backend.comm = comm;
     const Dataset data = load_csv_sharded(st.data_path, st.csv, comm.get());
+    if (st.eval.task == Task::classify) app::check_guessed_task(data, st.task_given, st.label_given, comm.get());
+    app::DataNotes notes;
+    notes.training(data);
     Dataset test;
     if (st.eval.folds.kind == FoldSpec::Kind::test) {
       collective(comm.get(), [&] { test = load_query_csv(st.test_path, st.csv, data); });
@@ -64,6 +68,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (!st.plot.empty()) write_result(st.plot, image, out);
     if (!st.save_folds.empty()) write_result(st.save_folds, folds, out);
     write_result(st.output, table, out);
+    notes.print(err);
     err << best_line(res);
     return 0;
   });

@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "  knn-cli predict   --train FILE --query FILE [options]   one prediction per query row\n"
     "  knn-cli evaluate  --train FILE [--test FILE | --folds N | --loo] [options]   scores\n"
     "  knn-cli neighbors --train FILE --query FILE [options]   neighbour indices and distances\n"
+    "  knn-cli inspect   FILE [--label COLUMN] [options]        columns, types, missing cells, classes\n"
     "  knn-cli --version | --help | SUBCOMMAND --help\n"
     "\n"
     "example:\n"
@@ -30,7 +31,8 @@ struct Subcommand {
   const char* name;
   std::string (*run)(const cxxopts::ParseResult&, const Settings&, std::ostream&);
 };
-constexpr Subcommand kSubcommands[] = {{"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}};
+constexpr Subcommand kSubcommands[] = {
+    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}};
 
 }  // namespace
 
@@ -39,7 +41,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
   std::ostream& out = streams.out();
   std::ostream& err = streams.err();
   return app::guarded("knn-cli", err, [&]() -> int {
-    if (argc < 2) throw Error("no subcommand (expected predict, evaluate or neighbors; see knn-cli --help)");
+    if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
     const std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       out << kUsage;
@@ -52,7 +54,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const Subcommand* sub = nullptr;
     for (const auto& s : kSubcommands)
       if (cmd == s.name) sub = &s;
-    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate or neighbors; see knn-cli --help)");
+    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
     auto options = make_options(cmd);
     const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help");
     if (r.count("help")) {
@@ -60,11 +62,12 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
       return 0;
     }
     app::no_stray_arguments(r);
-    check_stdin_once(r);
-    Settings s = read_settings(r, err);
+    if (cmd != "inspect") check_stdin_once(r);
+    Settings s = read_settings(r, cmd, err);
     s.params.backend.comm = streams.comm();
     const std::string result = sub->run(r, s, err);
     if (streams.writes()) app::write_output(s.output, result, out);
+    s.notes.print(err);
     return 0;
   });
 }

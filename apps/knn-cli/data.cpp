@@ -1,17 +1,32 @@
 #include "data.hpp"
 
+#include "errors.hpp"
 #include "knn/communicator.hpp"
 
 namespace knn::cli {
 
 Dataset load_train(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd) {
-  return load_csv_sharded(required(r, "train", cmd), s.csv, s.params.backend.comm.get());
+  Dataset train = load_csv_sharded(required(r, "train", cmd), s.csv, s.params.backend.comm.get());
+  s.notes.training(train);
+  return train;
 }
 
 Dataset load_query(const std::string& path, const Settings& s, const Dataset& train) {
   Dataset query;
   collective(s.params.backend.comm.get(), [&] { query = load_query_csv(path, s.csv, train); });
   return query;
+}
+
+void check_query_ids(const Settings& s, const Dataset& query) {
+  if (!s.csv.id.empty() && !query.has_ids())
+    throw app::option_error("id", "no column " + quote(s.csv.id) + " in " + query.source + " to carry to the output");
+}
+
+Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query) {
+  PrepReport report;
+  Matrix q = model.encode(query, &report);
+  s.notes.query(query, report);
+  return q;
 }
 
 }  // namespace knn::cli

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "knn/dataset.hpp"
+#include "knn/model.hpp"
 #include "knn/scaler.hpp"
 #include "settings.hpp"
 
@@ -17,16 +18,26 @@ Dataset load_train(const cxxopts::ParseResult& r, const Settings& s, const std::
 /// A file of query or test rows, its columns matched to `train`'s.
 Dataset load_query(const std::string& path, const Settings& s, const Dataset& train);
 
-/// predict and neighbors: --train and --query, then `answer(train, query)`; a query value that
-/// overflows once scaled is reported at its file, line and column.
+/// --id, where given: the query file must have the column, to carry it to the output.
+void check_query_ids(const Settings& s, const Dataset& query);
+
+/// The query rows of `query` as `model` searches them; cells filled and categories unknown noted.
+Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query);
+
+/// predict and neighbors: --train and --query, then `answer(train, query, model)`, where the
+/// answer points `model` at the model it fits; a query value that overflows once scaled is
+/// reported at its file, line and column.
 template <class F>
 std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
   const Dataset train = load_train(r, s, cmd);
   const Dataset query = load_query(required(r, "query", cmd), s, train);
+  check_query_ids(s, query);
+  const KnnModel* model = nullptr;
   try {
-    return answer(train, query);
+    return answer(train, query, model);
   } catch (const ScaleOverflow& e) {
-    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(e.col) + 1);
+    const std::size_t f = model ? model->preprocessor().feature_of(e.col) : e.col;
+    throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(f) + 1);
   }
 }
 

@@ -60,6 +60,42 @@ std::string fixed(double v, int digits = 4) {
   return buf;
 }
 
+std::string names(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The columns the model was given: numeric, one-hot (the categories of the whole file; each fold
+// encodes those of its own training rows), left out, identifiers; and how missing cells were met.
+std::string feature_lines(const Dataset& data, const EvalOptions& eo) {
+  std::vector<std::string> numeric, one_hot, left_out;
+  std::size_t width = 0;
+  for (std::size_t f = 0; f < data.dims(); ++f) {
+    if (data.feature_types.empty() || data.feature_types[f] == ColumnType::numeric) {
+      numeric.push_back(data.feature_names[f]);
+      ++width;
+      continue;
+    }
+    one_hot.push_back(data.feature_names[f] + " (" + std::to_string(data.levels[f].size()) + ")");
+    width += data.levels[f].size();
+  }
+  for (std::size_t c = 0; c < data.column_names.size(); ++c) {
+    const bool feature = std::find(data.feature_columns.begin(), data.feature_columns.end(), c) != data.feature_columns.end();
+    if (feature || c == data.label_column || c == data.id_column) continue;
+    left_out.push_back(data.column_names[c].empty() ? "column " + std::to_string(c + 1) + " (no name)" : data.column_names[c]);
+  }
+  std::ostringstream s;
+  s << "features  " << data.dims() << " columns, " << width << " once encoded\n";
+  if (!numeric.empty()) s << "  numeric   " << numeric.size() << ": " << names(numeric) << "\n";
+  if (!one_hot.empty()) s << "  one-hot   " << one_hot.size() << ": " << names(one_hot) << "\n";
+  if (!left_out.empty()) s << "  left out  " << names(left_out) << "\n";
+  if (data.has_ids()) s << "  id        " << data.id_name << "\n";
+  if (eo.impute != Impute::none) s << "impute    " << to_string(eo.impute) << " (categorical: most frequent)\n";
+  if (data.dropped_rows) s << "dropped   " << data.dropped_rows << " rows with a missing value\n";
+  return s.str();
+}
+
 // The readable summary: settings, scores, and for classification the confusion matrix.
 std::string summary_text(const Evaluation& ev) {
   const EvalResult& res = ev.result;
@@ -70,6 +106,7 @@ std::string summary_text(const Evaluation& ev) {
   s << "data      " << ev.data.source << " (" << ev.data.all_rows() << " rows, " << ev.data.dims() << " features";
   if (res.task == Task::classify) s << ", " << res.classes.size() << " classes";
   s << ")\n";
+  s << feature_lines(ev.data, eo);
   s << "k         " << row.k << "\nweights   " << row.weights.to_string() << "\nmetric    " << to_string(row.metric)
     << "\nscale     " << to_string(eo.scaling) << "\n";
   if (eo.folds.kind == FoldSpec::Kind::kfold)
@@ -105,8 +142,10 @@ std::string summary_text(const Evaluation& ev) {
 
 std::string evaluate(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err) {
   const Dataset data = load_train(r, s, "evaluate");
+  if (s.task == Task::classify) app::check_guessed_task(data, s.task_given, s.label_given, s.params.backend.comm.get());
   EvalOptions eo;
   eo.task = s.task;
+  eo.impute = s.params.impute;
   eo.ks = {s.params.k};
   eo.weights = {s.params.weights};
   eo.metrics = {s.params.metric};

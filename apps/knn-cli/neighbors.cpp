@@ -1,6 +1,7 @@
 #include <vector>
 
 #include "data.hpp"
+#include "file_rows.hpp"
 #include "knn/model.hpp"
 #include "output_writer.hpp"
 #include "subcommands.hpp"
@@ -9,11 +10,16 @@ namespace knn::cli {
 
 namespace {
 
-std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query) {
-  // Neighbours need no labels: fit the scaler and the rows through the shared model.
+std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query, const KnnModel*& fitted) {
+  // Neighbours need no labels: fit the preprocessing, the scaler and the rows through the shared model.
   NearestNeighbors model(s.params);
-  model.fit(train.features);
-  const Neighbors nb = model.kneighbors(query.features);
+  fitted = &model;
+  model.fit(train);
+  Neighbors nb = model.kneighbors(encode_queries(s, model, query));
+  if (!train.file_rows.empty() || train.dropped_rows) {
+    const std::vector<std::size_t> rows = app::all_file_rows(train, s.params.backend.comm.get());
+    for (std::int64_t& i : nb.index) i = static_cast<std::int64_t>(rows.at(static_cast<std::size_t>(i)));
+  }
   if (s.format == "json") {
     app::Json doc;
     doc["k"] = nb.k;
@@ -22,6 +28,7 @@ std::string neighbors_text(const Settings& s, const Dataset& train, const Datase
     for (std::size_t q = 0; q < nb.queries; ++q) {
       app::Json row;
       row["query"] = q;
+      if (query.has_ids()) row["id"] = query.ids[q];
       row["index"] = std::vector<std::int64_t>(nb.index_row(q), nb.index_row(q) + nb.k);
       row["distance"] = std::vector<double>(nb.distance_row(q), nb.distance_row(q) + nb.k);
       rows.push_back(std::move(row));
@@ -29,10 +36,13 @@ std::string neighbors_text(const Settings& s, const Dataset& train, const Datase
     return app::json_text(doc);
   }
   app::CsvWriter csv;
+  if (query.has_ids()) csv.text(query.id_name);
   csv.text("query").text("rank").text("index").text("distance").end_row();
   for (std::size_t q = 0; q < nb.queries; ++q)
-    for (std::size_t j = 0; j < nb.k; ++j)
+    for (std::size_t j = 0; j < nb.k; ++j) {
+      if (query.has_ids()) csv.text(query.ids[q]);
       csv.integer(q).integer(j + 1).integer(nb.index_row(q)[j]).number(nb.distance_row(q)[j]).end_row();
+    }
   return csv.str();
 }
 
@@ -40,7 +50,9 @@ std::string neighbors_text(const Settings& s, const Dataset& train, const Datase
 
 std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
   return answer_queries(r, s, "neighbors",
-                        [&](const Dataset& train, const Dataset& query) { return neighbors_text(s, train, query); });
+                        [&](const Dataset& train, const Dataset& query, const KnnModel*& model) {
+                          return neighbors_text(s, train, query, model);
+                        });
 }
 
 }  // namespace knn::cli

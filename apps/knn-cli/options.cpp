@@ -18,12 +18,28 @@ constexpr Example kExamples[] = {
     {"evaluate", "  knn-cli evaluate --train data/wine.csv --folds 10 -k 5 --format json\n"
                  "  knn-cli evaluate --train data/diabetes.csv --task regress --loo -k 15\n"},
     {"neighbors", "  knn-cli neighbors --train data/iris.csv --query data/iris.csv -k 3 --metric l1\n"},
+    {"inspect", "  knn-cli inspect data/survey.csv --label Sex\n"},
+    {"evaluate", "  knn-cli evaluate --train data/survey.csv --label Sex --impute mean\n"},
 };
 
 }  // namespace
 
 cxxopts::Options make_options(const std::string& cmd) {
   cxxopts::Options o("knn-cli " + cmd, "");
+  if (cmd == "inspect") {
+    o.custom_help("FILE [options]");
+    o.positional_help("");
+    // clang-format off
+    o.add_options("input")("file", "the CSV file to describe (- reads standard input)", cxxopts::value<std::string>(), "FILE");
+    app::add_csv_options(o);
+    o.add_options("output")
+      ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
+      ("format", "json (default: a readable table)", cxxopts::value<std::string>(), "F");
+    o.add_options("")("h,help", "this help");
+    // clang-format on
+    o.parse_positional({"file"});
+    return o;
+  }
   o.custom_help("--train FILE " + std::string(cmd == "evaluate" ? "[--test FILE | --folds N | --loo]" : "--query FILE") + " [options]");
   o.positional_help("");
   // clang-format off

@@ -10,32 +10,47 @@ namespace knn::cli {
 
 namespace {
 
-std::string regress(const Settings& s, const Dataset& train, const Dataset& query) {
+// --id: the query's identifiers, first (JSON: "id" names the column, "ids" holds them).
+void add_ids(app::Json& doc, const Dataset& query) {
+  if (!query.has_ids()) return;
+  doc["id"] = query.id_name;
+  doc["ids"] = query.ids;
+}
+
+std::string regress(const Settings& s, const Dataset& train, const Dataset& query, const KnnModel*& model) {
   KnnRegressor m(s.params);
-  m.fit(train.features, numeric_targets(train));
-  const std::vector<double> pred = m.predict(query.features);
+  model = &m;
+  m.fit(train);
+  const std::vector<double> pred = m.predict(encode_queries(s, m, query));
   if (s.format == "json") {
     app::Json doc;
     doc["task"] = "regress";
     doc["k"] = s.params.k;
+    add_ids(doc, query);
     doc["predictions"] = pred;
     return app::json_text(doc);
   }
   app::CsvWriter csv;
+  if (query.has_ids()) csv.text(query.id_name);
   csv.text("prediction").end_row();
-  for (double v : pred) csv.number(v).end_row();
+  for (std::size_t i = 0; i < pred.size(); ++i) {
+    if (query.has_ids()) csv.text(query.ids[i]);
+    csv.number(pred[i]).end_row();
+  }
   return csv.str();
 }
 
-std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query) {
+std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query, const KnnModel*& model) {
   KnnClassifier m(s.params);
-  m.fit(train.features, train.labels);
+  model = &m;
+  m.fit(train);
+  const Matrix queries = encode_queries(s, m, query);
   const auto& classes = m.classes();
   const std::size_t nc = classes.size();
   std::vector<std::string> pred;
   std::vector<double> p;
   if (proba) {
-    p = m.predict_proba(query.features);
+    p = m.predict_proba(queries);
     // The prediction is the class of largest share, ties to the smaller class: the same rule as
     // predict(), so both agree.
     for (std::size_t i = 0; i < query.size(); ++i) {
@@ -45,13 +60,14 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
       pred.push_back(classes[best]);
     }
   } else {
-    pred = m.predict(query.features);
+    pred = m.predict(queries);
   }
   if (s.format == "json") {
     app::Json doc;
     doc["task"] = "classify";
     doc["k"] = s.params.k;
     doc["classes"] = classes;
+    add_ids(doc, query);
     doc["predictions"] = pred;
     if (proba) {
       app::Json& rows = doc["proba"] = app::Json::array();
@@ -60,11 +76,13 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
     return app::json_text(doc);
   }
   app::CsvWriter csv;
+  if (query.has_ids()) csv.text(query.id_name);
   csv.text("prediction");
   if (proba)
     for (const auto& cl : classes) csv.text("p_" + cl);
   csv.end_row();
   for (std::size_t i = 0; i < pred.size(); ++i) {
+    if (query.has_ids()) csv.text(query.ids[i]);
     csv.text(pred[i]);
     if (proba)
       for (std::size_t cl = 0; cl < nc; ++cl) csv.number(p[i * nc + cl]);
@@ -76,11 +94,14 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
 }  // namespace
 
 std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
-  return answer_queries(r, s, "predict", [&](const Dataset& train, const Dataset& query) {
+  return answer_queries(r, s, "predict", [&](const Dataset& train, const Dataset& query, const KnnModel*& model) {
     const bool proba = r.count("proba") > 0;
-    if (s.task == Task::classify) return classify(s, proba, train, query);
+    if (s.task == Task::classify) {
+      app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
+      return classify(s, proba, train, query, model);
+    }
     if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
-    return regress(s, train, query);
+    return regress(s, train, query, model);
   });
 }
 

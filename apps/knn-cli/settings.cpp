@@ -9,12 +9,21 @@
 
 namespace knn::cli {
 
-Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
+Settings read_settings(const cxxopts::ParseResult& r, const std::string& cmd, std::ostream& err) {
   Settings s;
   s.csv = app::csv_options(r);
+  if (cmd == "inspect") {  // no model, no run: only the file's options
+    s.format = app::option_text(r, "format");
+    if (!s.format.empty() && s.format != "json") throw app::option_error("format", quote(s.format) + " is not json");
+    s.output = app::option_text(r, "output");
+    return s;
+  }
   const EvalOptions model = app::model_options(r, app::ModelValues::one);
   s.params.k = model.ks.front();
   s.task = model.task;
+  s.task_given = r.count("task") > 0;
+  s.label_given = r.count("label") > 0;
+  s.params.impute = model.impute;
   s.params.weights = model.weights.front();
   s.params.metric = model.metrics.front();
   s.params.scaling = model.scaling;

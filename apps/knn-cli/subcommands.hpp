@@ -17,6 +17,9 @@ std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostre
 /// summary, or CSV or JSON.
 std::string evaluate(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
 
+/// What the tools make of a CSV file: columns, types, missing cells, classes, features.
+std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
+
 /// The k nearest training rows of every query row, with their distances.
 std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
 

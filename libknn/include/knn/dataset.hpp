@@ -36,6 +36,9 @@ struct CsvOptions {
   bool drop_missing = false;
   /// A query file will be read against this training file: ignore may name its columns.
   bool query_file_follows = false;
+  /// Describe the file, fit nothing: a column that looks like an identifier and a missing label
+  /// (recorded in Dataset::missing_labels) are not refused.
+  bool lenient = false;
   /// Sharded loading (load_csv only): the file's data rows are cut into `shards` row ranges at
   /// line ends, by bytes, and this loads range `shard` only, which may be empty. Files with
   /// quoted fields are read through and only the range's rows kept.

@@ -130,7 +130,8 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   ReadPlan plan;
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
-  plan.drop_missing = o.drop_missing;
+  plan.drop_missing = o.drop_missing && !o.lenient;
+  plan.training = !o.lenient;
   plan.read_as.assign(d, ReadAs::infer);
   const auto categorical = named_features(o.categorical, "categorical", data, role, o);
   for (std::size_t f : named_features(o.numeric, "numeric", data, role, o)) {
@@ -196,7 +197,7 @@ std::vector<std::vector<long long>> level_counts(const Dataset& data) {
 
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
   Dataset data = detail::load_training(path, o, nullptr, nullptr);
-  if (o.shards <= 1) detail::check_identifiers(data, o, detail::level_counts(data));
+  if (o.shards <= 1 && !o.lenient) detail::check_identifiers(data, o, detail::level_counts(data));
   return data;
 }
 
