@@ -1046,12 +1046,14 @@ const BadCase kBadCases[] = {
     {"header_only", train_with("@bad/header_only.csv"), {"bad/header_only.csv:", "no data rows"}},
     {"ragged_row_too_few", train_with("@bad/ragged_short.csv"), {"bad/ragged_short.csv:3:", "expected 3 fields, found 2"}},
     {"ragged_row_too_many", train_with("@bad/ragged_long.csv"), {"bad/ragged_long.csv:3:4:", "\"9\""}},
-    {"non_numeric_cell", train_with("@bad/text_cell.csv"), {"bad/text_cell.csv:3:2:", "\"abc\"", "\"b\""}},
-    {"empty_cell", train_with("@bad/empty_cell.csv"), {"bad/empty_cell.csv:3:2:", "empty", "\"b\""}},
-    {"nan_cell", train_with("@bad/nan_cell.csv"), {"bad/nan_cell.csv:3:2:", "\"nan\""}},
+    // A text cell makes a column categorical, unless --numeric says it holds numbers.
+    {"non_numeric_cell", train_with("@bad/text_cell.csv", {"--numeric", "b"}), {"bad/text_cell.csv:3:2:", "\"abc\"", "\"b\"", "--numeric"}},
+    // Missing cells (empty, nan) with nothing to fill them: the first is named, --impute suggested.
+    {"empty_cell", train_with("@bad/empty_cell.csv"), {"bad/empty_cell.csv:3:2:", "missing value", "\"b\"", "--impute"}},
+    {"nan_cell", train_with("@bad/nan_cell.csv"), {"bad/nan_cell.csv:3:2:", "missing value", "--impute", "--drop-missing"}},
     {"inf_cell", train_with("@bad/inf_cell.csv"), {"bad/inf_cell.csv:3:1:", "inf\""}},
     {"huge_cell", train_with("@bad/huge_cell.csv"), {"bad/huge_cell.csv:3:2:", "\"1e999\""}},
-    {"long_cell_quoted_to_40_characters", train_with("@bad/long_cell.csv"),
+    {"long_cell_quoted_to_40_characters", train_with("@bad/long_cell.csv", {"--numeric", "b"}),
      {"bad/long_cell.csv:3:2:", "\"abcdefghijabcdefghijabcdefghijabcdefghij...\""}},
     {"label_unknown_name", predict_with({"--label", "nope"}), {"--label", "\"nope\""}},
     {"label_index_out_of_range", predict_with({"--label", "7"}), {"--label", "\"7\""}},
@@ -1102,8 +1104,8 @@ const BadCase kBadCases[] = {
     {"label_only_column", train_with("@bad/label_only.csv"),
      {"bad/label_only.csv:1:", "no feature columns", "\"label\""}},
     {"ignore_every_feature", predict_with({"--ignore", "x"}),
-     {"line_classify.csv:1:", "no feature columns", "ignored"}},
-    {"label_empty_cell", train_with("@bad/empty_label.csv"), {"bad/empty_label.csv:3:3:", "empty label", "\"label\""}},
+     {"line_classify.csv:1:", "no feature columns", "left out"}},
+    {"label_empty_cell", train_with("@bad/empty_label.csv"), {"bad/empty_label.csv:3:3:", "missing label", "\"label\"", "--drop-missing"}},
     {"test_file_without_the_label_column",
      {"evaluate", "--train", "@bad/two_features.csv", "--test", "@bad/query_a_b.csv", "-k", "1"},
      {"bad/query_a_b.csv:", "no label column", "\"label\""}},
@@ -1153,12 +1155,12 @@ const BadCase kBadCases[] = {
     {"binary_garbage_with_nul_bytes", train_with("GEN/binary_garbage.bin"),
      {"binary_garbage.bin:3:1:", "NUL byte in \"\\x00\\x00\\x00\\rIHDR\\x00\\x00\\x00\\x10\\xFF\\xFE\""}},
     {"nul_byte_after_a_valid_row", train_with("GEN/nul_in_row.csv"), {"nul_in_row.csv:3:3:", "\"y\\x00junk\""}},
-    {"binary_garbage_without_nul_bytes", train_with("GEN/garbage_no_nul.csv"),
+    {"binary_garbage_without_nul_bytes", train_with("GEN/garbage_no_nul.csv", {"--numeric", "0"}),
      {"garbage_no_nul.csv:3:1:", "\"\\x90\\xC3(\"", "\"\\xFF\\xFE\\x01\""}},
-    {"cell_with_control_and_non_ascii_bytes", train_with("GEN/control_bytes.csv"),
+    {"cell_with_control_and_non_ascii_bytes", train_with("GEN/control_bytes.csv", {"--numeric", "b"}),
      {"control_bytes.csv:3:2:", "\"\\x01\\xC3\\xA9\\tz\\x7F\""}},
     // Quoted fields: line numbers after a record of two lines, and a quote never closed.
-    {"bad_cell_after_a_multi_line_quoted_field", train_with("GEN/after_multiline_quote.csv"),
+    {"bad_cell_after_a_multi_line_quoted_field", train_with("GEN/after_multiline_quote.csv", {"--numeric", "b"}),
      {"after_multiline_quote.csv:4:2:", "\"abc\""}},
     {"quoted_field_not_closed", train_with("GEN/unclosed_quote.csv"), {"unclosed_quote.csv:3:3:", "not closed"}},
 };
@@ -1520,7 +1522,7 @@ TEST_F(CliVariants, TrainFromStandardInput) {
   EXPECT_EQ(q.code, 0) << q;
   EXPECT_EQ(q.out, plain.neighbors);
   // Errors in standard input name it.
-  const CliResult bad = cli_process({"predict", "--train", "-", "--query", case_file("base_query.csv")},
+  const CliResult bad = cli_process({"predict", "--train", "-", "--query", case_file("base_query.csv"), "--numeric", "f2"},
                               "printf 'f1,f2,label\\n1,x,a\\n' |");
   check_bad(bad, {"stdin", {}, {"<stdin>:2:2:", "\"x\""}});
 }

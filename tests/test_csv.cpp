@@ -94,7 +94,7 @@ TEST(Csv, ErrorsNameFileLineColumnAndQuoteTheValue) {
   knn::CsvOptions numbers;
   numbers.numeric = {"b"};
   EXPECT_NE(error_of("e1.csv", "a,b,l\n1,2,x\n3,abc,y\n", numbers)
-                .find("e1.csv:3:2: not a finite number: \"abc\" in column \"b\", which parameter numeric reads as numbers"),
+                .find("e1.csv:3:2: not a finite number: \"abc\" in column \"b\", which numeric reads as numbers"),
             std::string::npos);
   // Numbers beyond float32 are errors in any column read as numbers.
   for (const char* bad : {"inf", "-inf", "1e999", "+Infinity"})

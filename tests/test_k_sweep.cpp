@@ -650,7 +650,7 @@ TEST(KSweepFolds, SavedFoldsAreTheLibrarysAssignment) {
 
 TEST(KSweepErrors, BadInputWritesNothing) {
   const std::string wrong_columns = write_temp("wrong_columns.csv", "a,b,label\n1,2,x\n3,4,y\n");
-  const std::string bad_cell = write_temp("bad_cell.csv", "x,y,label\n1,2,a\n3,oops,b\n5,6,a\n7,8,b\n");
+  const std::string bad_cell = write_temp("bad_cell.csv", "x,y,label\n1,2,a\n3,1e99,b\n5,6,a\n7,8,b\n");
   struct Case {
     std::vector<std::string> args;
     std::string message;  // part of the error line
@@ -673,7 +673,7 @@ TEST(KSweepErrors, BadInputWritesNothing) {
       {{"--data", iris, "--folds", "151"}, "option --folds: \"151\""},
       {{"--data", iris, "--folds", "3", "--loo"}, "option --folds: choose one of --folds, --loo and --test"},
       {{"--data", iris, "--test", wrong_columns}, wrong_columns},
-      {{"--data", bad_cell}, bad_cell + ":3:2: not a finite number: \"oops\""},
+      {{"--data", bad_cell}, bad_cell + ":3:2: not a finite number: \"1e99\""},
       {{"--data", data_file("missing.csv")}, "missing.csv"},
       {{"--data", iris, "--task", "cluster"}, "option --task: unknown task \"cluster\""},
       {{"--data", iris, "--task", "regress"}, "iris.csv"},

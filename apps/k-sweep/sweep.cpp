@@ -40,6 +40,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const auto& comm = streams.comm();
     st.eval.backend.comm = comm;
     const Dataset data = load_csv_sharded(st.data_path, st.csv, comm.get());
+    check_fillable(data, st.eval.impute, comm);
     if (st.eval.task == Task::classify) app::check_guessed_task(data, st.task_given, st.label_given, comm.get());
     app::DataNotes notes;
     notes.training(data);

@@ -7,6 +7,7 @@ namespace knn::cli {
 
 Dataset load_train(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd) {
   Dataset train = load_csv_sharded(required(r, "train", cmd), s.csv, s.params.backend.comm.get());
+  check_fillable(train, s.params.impute, s.params.backend.comm);
   s.notes.training(train);
   return train;
 }

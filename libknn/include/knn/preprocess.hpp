@@ -7,9 +7,11 @@
 // SimpleImputer, OneHotEncoder(handle_unknown='ignore') and a scaler does the same.
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "knn/communicator.hpp"
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
 #include "knn/matrix.hpp"
@@ -98,5 +100,10 @@ class Preprocessor {
   Impute impute_;
   std::vector<FeaturePrep> features_;
 };
+
+/// Throws the error fit() would throw on all of `data`'s rows (every rank's, where `comm` spans
+/// several): a missing cell under Impute::none, a column with no value to impute from. A program
+/// calls it right after loading, so that the training file's problem is the one reported.
+void check_fillable(const Dataset& data, Impute impute, const std::shared_ptr<const Communicator>& comm = nullptr);
 
 }  // namespace knn

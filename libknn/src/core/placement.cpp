@@ -10,6 +10,19 @@ std::shared_ptr<const Placement> placement(const std::shared_ptr<const Communica
 
 namespace knn::detail {
 
+}  // namespace knn::detail
+
+namespace knn {
+
+void check_fillable(const Dataset& data, Impute impute, const std::shared_ptr<const Communicator>& comm) {
+  const auto where = detail::placement(comm);
+  Preprocessor(impute).fit(data, nullptr, detail::prep_gather(*where));
+}
+
+}  // namespace knn
+
+namespace knn::detail {
+
 Preprocessor::Gather prep_gather(const Placement& placement) {
   Preprocessor::Gather g;
   g.floats = [&placement](std::vector<float> v) { return placement.gather(std::move(v)); };

@@ -272,20 +272,24 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
         throw Error::at(train.source, 1, train.feature_columns[f] + 1,
                         "column name " + quote(train.feature_names[f]) + " appears twice, so the columns of " +
                             data.source + " cannot be matched to it by name");
+    // A column that is read must not have its name twice: the second is named.
+    const auto once = [&](std::size_t c) {
+      for (std::size_t other = c + 1; other < ncols; ++other)
+        if (data.column_names[other] == data.column_names[c])
+          throw Error::at(data.source, 1, other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+    };
     for (std::size_t f = 0; f < d; ++f) {
       const auto c = match_name(train.feature_names[f], data.column_names);
       if (!c)
         throw Error::at(data.source, 1, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
                                                columns_hint(train.feature_names[f], data.column_names));
-      if (std::count(data.column_names.begin(), data.column_names.end(), data.column_names[*c]) > 1)
-        throw Error::at(data.source, 1, *c + 1, "column name " + quote(data.column_names[*c]) + " appears twice");
+      once(*c);
       role[*c] = static_cast<long>(f);
       data.feature_columns[f] = *c;
     }
     if (train.has_labels())
       if (const auto c = match_name(train.label_name, data.column_names); c && role[*c] == kIgnore) {
-        if (std::count(data.column_names.begin(), data.column_names.end(), data.column_names[*c]) > 1)
-          throw Error::at(data.source, 1, *c + 1, "column name " + quote(data.column_names[*c]) + " appears twice");
+        once(*c);
         role[*c] = kLabel;
         data.label_column = *c;
       }

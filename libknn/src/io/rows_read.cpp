@@ -28,9 +28,12 @@ struct PartState {
   std::vector<LevelDictionary> levels;  // per feature read as text
   std::vector<std::size_t> record_of_row;  // with drop_missing: the part's record index of each kept row
   std::size_t records = 0;
-  std::size_t dropped_whole = 0;  // a shard read from the whole file: the rows the whole file dropped
+  std::size_t dropped_whole = 0;
+  // Per feature read as infer: the first number that float32 cannot hold (line, message). An
+  // error unless a text cell makes the column categorical after all.
+  std::vector<std::pair<std::size_t, std::string>> not_finite;  // a shard read from the whole file: the rows the whole file dropped
 
-  explicit PartState(std::size_t features) : text(features, 0), levels(features) {}
+  explicit PartState(std::size_t features) : text(features, 0), levels(features), not_finite(features) {}
 };
 
 // Reads the data rows: the next records, or (advance_first false) the one already read first. A chunk of
@@ -74,9 +77,15 @@ void read_rows(CsvReader& reader, const ReadPlan& plan, Dataset& data, PartState
           switch (classify_cell(cells[c], plan.na, v)) {
             case CellKind::number: break;
             case CellKind::missing: missing_feature = true; v = kMissing; break;
-            case CellKind::not_finite:
-              throw Error::at(reader.name(), reader.line(), c + 1,
-                              "not a finite number: " + quote(cells[c]) + " in " + column_label(data.column_names, c));
+            case CellKind::not_finite: {
+              std::string message = Error::at(reader.name(), reader.line(), c + 1,
+                                              "not a finite number: " + quote(cells[c]) + " in " + column_label(data.column_names, c))
+                                        .detail();
+              if (plan.read_as[f] == ReadAs::number) throw Error(message);
+              if (st.not_finite[f].second.empty()) st.not_finite[f] = {reader.line(), std::move(message)};
+              v = kMissing;
+              break;
+            }
             case CellKind::text:
               if (plan.read_as[f] == ReadAs::number)
                 throw Error::at(reader.name(), reader.line(), c + 1,
@@ -184,7 +193,10 @@ void read_rows_parallel(const std::string& name, std::string_view content, std::
     data.labels.insert(data.labels.end(), std::make_move_iterator(p.labels.begin()), std::make_move_iterator(p.labels.end()));
     data.ids.insert(data.ids.end(), std::make_move_iterator(p.ids.begin()), std::make_move_iterator(p.ids.end()));
     data.lines.insert(data.lines.end(), p.lines.begin(), p.lines.end());
-    for (std::size_t f = 0; f < d; ++f) st.text[f] = static_cast<char>(st.text[f] | state[i].text[f]);
+    for (std::size_t f = 0; f < d; ++f) {
+      st.text[f] = static_cast<char>(st.text[f] | state[i].text[f]);
+      if (st.not_finite[f].second.empty()) st.not_finite[f] = std::move(state[i].not_finite[f]);
+    }
     for (std::size_t r : state[i].record_of_row) st.record_of_row.push_back(st.records + r);
     st.records += state[i].records;
   }
@@ -282,9 +294,28 @@ RowsFound read_data_rows(const std::string& name, std::string_view content, cons
   PartState st(d);
   const bool shard_relative = o.shards > 1 ? read_shard_rows(name, content, o, plan, data, st) : false;
   if (o.shards <= 1) read_all_rows(name, content, o, plan, data, st);
+  // A number float32 cannot hold, in a column that no text cell made categorical: the first in
+  // file order is the error.
+  const std::pair<std::size_t, std::string>* bad = nullptr;
+  for (std::size_t f = 0; f < d; ++f)
+    if (!st.text[f] && !st.not_finite[f].second.empty() && (!bad || st.not_finite[f].first < bad->first)) bad = &st.not_finite[f];
+  if (bad) throw Error(bad->second);
   data.levels.assign(d, {});
   for (std::size_t f = 0; f < d; ++f)
     if (plan.read_as[f] == ReadAs::text) data.levels[f] = st.levels[f].finish(data.features, f);
+  if (plan.drop_missing && st.records > data.size())
+    for (std::size_t f = 0; f < d; ++f) {
+      if (plan.read_as[f] != ReadAs::text) continue;
+      // Texts seen only in dropped rows are no levels of the data.
+      std::vector<char> used(data.levels[f].size(), 0);
+      for (std::size_t i = 0; i < data.size(); ++i)
+        if (!std::isnan(data.features(i, f))) used[static_cast<std::size_t>(data.features(i, f))] = 1;
+      std::vector<std::string> kept;
+      for (std::size_t l = 0; l < used.size(); ++l)
+        if (used[l]) kept.push_back(data.levels[f][l]);
+      recode_column(data.features, f, data.levels[f], kept);
+      data.levels[f] = std::move(kept);
+    }
   RowsFound found;
   if (plan.drop_missing) {
     data.file_rows = std::move(st.record_of_row);
