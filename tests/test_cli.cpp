@@ -1163,6 +1163,32 @@ const BadCase kBadCases[] = {
     {"bad_cell_after_a_multi_line_quoted_field", train_with("GEN/after_multiline_quote.csv", {"--numeric", "b"}),
      {"after_multiline_quote.csv:4:2:", "\"abc\""}},
     {"quoted_field_not_closed", train_with("GEN/unclosed_quote.csv"), {"unclosed_quote.csv:3:3:", "not closed"}},
+    // Tabular data: each refusal names the file and column or the option, and says how to go on.
+    // rnames.csv also has a row-name column, whose note must not join the error line.
+    {"missing_cell_without_impute", {"evaluate", "--train", "@tabular/rnames.csv"},
+     {"tabular/rnames.csv:3:2:", "missing value in column \"x\"", "(2 cells in 2 columns", "--impute", "--drop-missing"}},
+    {"identifier_column", train_with("@tabular/ids.csv"),
+     {"tabular/ids.csv:1:1:", "\"name\"", "looks like an identifier", "24 values", "--ignore \"name\"", "--categorical"}},
+    {"missing_label", train_with("@tabular/missing_label.csv"),
+     {"tabular/missing_label.csv:4:3:", "missing label", "\"label\"", "--drop-missing"}},
+    {"regression_target_guessed_as_classes", {"evaluate", "--train", "@tabular/target.csv"},
+     {"tabular/target.csv:", "\"price\"", "30 distinct numbers", "--task regress", "--task classify", "--label"}},
+    {"fractional_target_guessed_as_classes", {"predict", "--train", "@tabular/fraction_target.csv", "--query", "@line_query.csv", "-k", "1"},
+     {"tabular/fraction_target.csv:", "not whole", "--task regress"}},
+    {"column_without_values_to_impute", {"evaluate", "--train", "@tabular/empty_column.csv", "--impute", "mean", "-k", "1"},
+     {"tabular/empty_column.csv:1:2:", "\"y\"", "no value", "--ignore"}},
+    {"query_column_unknown_to_training",
+     {"predict", "--train", "@tabular/rnames.csv", "--query", "@tabular/query_extra.csv", "--impute", "mean", "-k", "3"},
+     {"tabular/query_extra.csv:1:4:", "\"note\"", "--ignore", "--id"}},
+    {"id_missing_from_query",
+     {"predict", "--train", "@tabular/rnames.csv", "--query", "@tabular/rnames_query.csv", "--impute", "mean", "-k", "3", "--id", "code"},
+     {"option --id", "\"code\"", "rnames_query.csv"}},
+    {"impute_unknown", predict_with({"--impute", "avg"}), {"--impute", "\"avg\"", "most_frequent"}},
+    {"categorical_unknown_column", predict_with({"--categorical", "nope"}), {"--categorical", "\"nope\"", "columns: \"x\", \"label\""}},
+    {"label_misspelt", predict_with({"--label", "lable"}), {"--label", "\"lable\"", "closest: \"label\""}},
+    {"numeric_and_categorical_one_column", predict_with({"--numeric", "x", "--categorical", "x"}), {"--numeric", "\"x\"", "--categorical"}},
+    {"inspect_without_a_file", {"inspect"}, {"--file", "knn-cli inspect FILE"}},
+    {"inspect_missing_file", {"inspect", "@does_not_exist.csv"}, {"does_not_exist.csv:", "cannot open"}},
 };
 
 class CliBadInput : public ::testing::TestWithParam<BadCase> {};
@@ -1755,3 +1781,57 @@ TEST(CliProcess, VersionAndHelp) {
 }
 
 }  // namespace
+
+// Tabular files as R and pandas write them: row names left out with a note, categories one-hot,
+// missing cells filled, identifiers carried, and the notes printed after the output.
+TEST(CliTabular, RowNamesCategoriesMissingCellsAndIds) {
+  const std::string train = case_file("tabular/rnames.csv"), query = case_file("tabular/rnames_query.csv");
+  const CliResult p = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean", "--proba", "--id", "0"});
+  ASSERT_EQ(p.code, 0) << p;
+  // Query 1 (x = 1, red) is nearest rows 1 (1.5, red), 5 (0.5, green) and 3 (2.5, red): a, a, a.
+  EXPECT_EQ(p.out.substr(0, p.out.find('\n')), ",prediction,p_a,p_b") << p;
+  EXPECT_NE(p.out.find("\n1,a,1,0\n"), std::string::npos) << p;
+  // The row names are the identifier here, so no note says they were left out.
+  EXPECT_EQ(p.err.find("has no name in the header"), std::string::npos) << p;
+  const CliResult plain = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean"});
+  EXPECT_NE(plain.err.find("note: column 1 of " + train + " has no name in the header"), std::string::npos) << plain;
+  EXPECT_EQ(plain.out, "prediction\na\na\n") << plain;
+  EXPECT_NE(p.err.find("note: 1 cell of " + query + " holds a category the training rows lack"), std::string::npos) << p;
+  const std::string json = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean", "--format", "json",
+                                "--id", "0"})
+                               .out;
+  EXPECT_NE(json.find("\"ids\""), std::string::npos) << json;
+}
+
+TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {
+  const std::string train = case_file("tabular/rnames.csv");
+  const CliResult n = cli({"neighbors", "--train", train, "--query", train, "-k", "1", "--drop-missing", "--impute", "mean"});
+  ASSERT_EQ(n.code, 0) << n;
+  // Rows 1 and 3 (0-based) have a missing cell and are dropped; each kept row is its own nearest,
+  // named by its row in the file.
+  EXPECT_NE(n.out.find("\n0,1,0,0\n"), std::string::npos) << n;
+  EXPECT_NE(n.out.find("\n5,1,5,0\n"), std::string::npos) << n;
+  EXPECT_NE(n.err.find("dropped 2 rows of " + train), std::string::npos) << n;
+  EXPECT_NE(n.err.find("2 missing cells of " + train + " filled"), std::string::npos) << n;
+}
+
+TEST(CliTabular, IdentifierColumnsKeptOrLeftOutOnRequest) {
+  const std::string ids = case_file("tabular/ids.csv");
+  EXPECT_EQ(cli({"evaluate", "--train", ids, "--ignore", "NAME", "-k", "3", "--folds", "2"}).code, 0);
+  EXPECT_EQ(cli({"evaluate", "--train", ids, "--categorical", "name", "-k", "3", "--folds", "2"}).code, 0);
+  const CliResult s = cli({"evaluate", "--train", ids, "--ignore", "name", "-k", "3", "--folds", "2"});
+  EXPECT_NE(s.out.find("  left out  name\n"), std::string::npos) << s;
+  EXPECT_NE(s.out.find("  numeric   1: x\n"), std::string::npos) << s;
+}
+
+TEST(CliTabular, InspectDescribesTheColumns) {
+  const CliResult t = cli({"inspect", case_file("tabular/rnames.csv")});
+  ASSERT_EQ(t.code, 0) << t;
+  EXPECT_NE(t.out.find("features  2 columns (1 numeric, 1 categorical), 4 once one-hot encoded"), std::string::npos) << t;
+  EXPECT_NE(t.out.find("missing   2 cells in 2 columns"), std::string::npos) << t;
+  EXPECT_NE(t.out.find("row names"), std::string::npos) << t;
+  const CliResult j = cli({"inspect", case_file("tabular/ids.csv"), "--format", "json"});
+  ASSERT_EQ(j.code, 0) << j;
+  EXPECT_NE(j.out.find("\"identifier\": true"), std::string::npos) << j;
+  EXPECT_NE(j.out.find("\"rows\": 24"), std::string::npos) << j;
+}
