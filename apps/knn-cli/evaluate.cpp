@@ -60,9 +60,12 @@ std::string fixed(double v, int digits = 4) {
   return buf;
 }
 
+// The first ten names, then how many there are in all.
 std::string names(const std::vector<std::string>& list) {
+  constexpr std::size_t kListed = 10;
   std::string out;
-  for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
+  for (std::size_t i = 0; i < list.size() && i < kListed; ++i) out += (out.empty() ? "" : ", ") + list[i];
+  if (list.size() > kListed) out += ", ... (" + std::to_string(list.size()) + " in all)";
   return out;
 }
 
