@@ -24,19 +24,20 @@ void check_query_ids(const Settings& s, const Dataset& query);
 /// The query rows of `query` as `model` searches them; cells filled and categories unknown noted.
 Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query);
 
-/// predict and neighbors: --train and --query, then `answer(train, query, model)`, where the
-/// answer points `model` at the model it fits; a query value that overflows once scaled is
-/// reported at its file, line and column.
+/// predict and neighbors: --train and --query, then `answer(train, query, prep)`, where the
+/// answer copies the preprocessing its model fitted into `prep` (the model is gone once an error
+/// leaves the answer); a query value that overflows once scaled is reported at its file, line and
+/// column.
 template <class F>
 std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
   const Dataset train = load_train(r, s, cmd);
   const Dataset query = load_query(required(r, "query", cmd), s, train);
   check_query_ids(s, query);
-  const KnnModel* model = nullptr;
+  Preprocessor prep;
   try {
-    return answer(train, query, model);
+    return answer(train, query, prep);
   } catch (const ScaleOverflow& e) {
-    const std::size_t f = model ? model->preprocessor().feature_of(e.col) : e.col;
+    const std::size_t f = prep.fitted() ? prep.feature_of(e.col) : e.col;
     throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(f) + 1);
   }
 }

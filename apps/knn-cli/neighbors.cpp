@@ -10,11 +10,11 @@ namespace knn::cli {
 
 namespace {
 
-std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query, const KnnModel*& fitted) {
+std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query, Preprocessor& prep) {
   // Neighbours need no labels: fit the preprocessing, the scaler and the rows through the shared model.
   NearestNeighbors model(s.params);
-  fitted = &model;
   model.fit(train);
+  prep = model.preprocessor();
   Neighbors nb = model.kneighbors(encode_queries(s, model, query));
   if (!train.file_rows.empty() || train.dropped_rows) {
     const std::vector<std::size_t> rows = app::all_file_rows(train, s.params.backend.comm.get());
@@ -50,8 +50,8 @@ std::string neighbors_text(const Settings& s, const Dataset& train, const Datase
 
 std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
   return answer_queries(r, s, "neighbors",
-                        [&](const Dataset& train, const Dataset& query, const KnnModel*& model) {
-                          return neighbors_text(s, train, query, model);
+                        [&](const Dataset& train, const Dataset& query, Preprocessor& prep) {
+                          return neighbors_text(s, train, query, prep);
                         });
 }
 

@@ -17,10 +17,10 @@ void add_ids(app::Json& doc, const Dataset& query) {
   doc["ids"] = query.ids;
 }
 
-std::string regress(const Settings& s, const Dataset& train, const Dataset& query, const KnnModel*& model) {
+std::string regress(const Settings& s, const Dataset& train, const Dataset& query, Preprocessor& prep) {
   KnnRegressor m(s.params);
-  model = &m;
   m.fit(train);
+  prep = m.preprocessor();
   const std::vector<double> pred = m.predict(encode_queries(s, m, query));
   if (s.format == "json") {
     app::Json doc;
@@ -40,10 +40,10 @@ std::string regress(const Settings& s, const Dataset& train, const Dataset& quer
   return csv.str();
 }
 
-std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query, const KnnModel*& model) {
+std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query, Preprocessor& prep) {
   KnnClassifier m(s.params);
-  model = &m;
   m.fit(train);
+  prep = m.preprocessor();
   const Matrix queries = encode_queries(s, m, query);
   const auto& classes = m.classes();
   const std::size_t nc = classes.size();
@@ -94,14 +94,14 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
 }  // namespace
 
 std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
-  return answer_queries(r, s, "predict", [&](const Dataset& train, const Dataset& query, const KnnModel*& model) {
+  return answer_queries(r, s, "predict", [&](const Dataset& train, const Dataset& query, Preprocessor& prep) {
     const bool proba = r.count("proba") > 0;
     if (s.task == Task::classify) {
       app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-      return classify(s, proba, train, query, model);
+      return classify(s, proba, train, query, prep);
     }
     if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
-    return regress(s, train, query, model);
+    return regress(s, train, query, prep);
   });
 }
 

@@ -34,7 +34,7 @@ run() {
   local name=$1; shift
   timeout 280 compute-sanitizer --tool racecheck --error-exitcode 99 "$@" > /tmp/rc/$name.out 2> /tmp/rc/$name.log
   local rc=$?
-  echo "racecheck $name rc=$rc $(grep -E 'RACECHECK SUMMARY' /tmp/rc/$name.log | tail -1)" | tee -a "$out/racecheck_cli.txt"
+  echo "racecheck $name rc=$rc $(grep -E 'RACECHECK SUMMARY' /tmp/rc/$name.out | tail -1)" | tee -a "$out/racecheck_cli.txt"
 }
 q="--train /tmp/rc/train.csv --query /tmp/rc/query.csv --device cuda"
 run small_k_fp32 $cli predict $q -k 5 &
