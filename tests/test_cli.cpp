@@ -1804,15 +1804,18 @@ TEST(CliTabular, RowNamesCategoriesMissingCellsAndIds) {
 }
 
 TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {
-  const std::string train = case_file("tabular/rnames.csv");
-  const CliResult n = cli({"neighbors", "--train", train, "--query", train, "-k", "1", "--drop-missing", "--impute", "mean"});
+  const std::string train = case_file("tabular/rnames.csv"), query = case_file("tabular/rnames_query.csv");
+  const CliResult n = cli({"neighbors", "--train", train, "--query", query, "-k", "2", "--drop-missing"});
   ASSERT_EQ(n.code, 0) << n;
-  // Rows 1 and 3 (0-based) have a missing cell and are dropped; each kept row is its own nearest,
-  // named by its row in the file.
-  EXPECT_NE(n.out.find("\n0,1,0,0\n"), std::string::npos) << n;
-  EXPECT_NE(n.out.find("\n5,1,5,0\n"), std::string::npos) << n;
+  // Rows 1 and 3 (0-based) have a missing cell and are dropped; query 0 (1, red) is nearest rows
+  // 0 (1.5, red) and 2 (2.5, red), named by their rows in the file, not by their places (0, 1).
+  EXPECT_NE(n.out.find("\n0,1,0,"), std::string::npos) << n;
+  EXPECT_NE(n.out.find("\n0,2,2,"), std::string::npos) << n;
   EXPECT_NE(n.err.find("dropped 2 rows of " + train), std::string::npos) << n;
-  EXPECT_NE(n.err.find("2 missing cells of " + train + " filled"), std::string::npos) << n;
+  // With --impute the missing cells are filled: only rows without a label would be dropped.
+  const CliResult kept = cli({"neighbors", "--train", train, "--query", query, "-k", "2", "--drop-missing", "--impute", "mean"});
+  ASSERT_EQ(kept.code, 0) << kept;
+  EXPECT_EQ(kept.err.find("dropped"), std::string::npos) << kept;
 }
 
 TEST(CliTabular, IdentifierColumnsKeptOrLeftOutOnRequest) {

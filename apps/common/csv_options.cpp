@@ -28,7 +28,7 @@ void add_csv_options(cxxopts::Options& o) {
     ("categorical", "comma-separated columns read as categories (one-hot encoded) whatever they hold; a column with any text cell is categorical anyway", cxxopts::value<std::string>(), "COLUMNS")
     ("numeric", "comma-separated columns read as numbers: a text cell in them is an error", cxxopts::value<std::string>(), "COLUMNS")
     ("na-values", "comma-separated cells that mean a missing value (an empty item: the empty cell)", cxxopts::value<std::string>()->default_value(",NA,N/A,NaN,nan,?,null,NULL"), "LIST")
-    ("drop-missing", "drop training rows with a missing feature or label instead of failing (row numbers in outputs stay the file's)")
+    ("drop-missing", "drop training rows with a missing label, and, unless --impute fills them, rows with a missing feature (row numbers in outputs stay the file's)")
     ("no-header", "the files have no header row: columns are named by their 0-based index")
     ("delimiter", "field separator (\\t or tab for a tab)", cxxopts::value<std::string>()->default_value(","), "CHAR");
   // clang-format on
@@ -51,6 +51,8 @@ CsvOptions csv_options(const cxxopts::ParseResult& r) {
   if (r.count("numeric")) csv.numeric = split_list(option_text(r, "numeric"));
   csv.na_values = split_list(option_text(r, "na-values"));
   csv.drop_missing = r.count("drop-missing") > 0;
+  // With --impute the features' missing cells are filled: --drop-missing then drops unlabelled rows only.
+  csv.drop_missing_features = !(r.count("impute") && option_text(r, "impute") != "none");
   // --ignore and --id may name columns of the query or test file only.
   csv.query_file_follows = r.count("query") || r.count("test");
   return csv;

@@ -31,9 +31,11 @@ struct CsvOptions {
   std::vector<std::string> na_values = default_na_values();
   /// A column carried to the output beside each row (as label); it may be in the query file only.
   std::string id;
-  /// Training rows with a missing feature or label are dropped (Dataset::dropped_rows) instead of
-  /// kept for imputation; without it a missing label is an error.
+  /// Training rows with a missing label are dropped (Dataset::dropped_rows), and so are rows with
+  /// a missing feature where drop_missing_features says so (where nothing imputes them); without
+  /// it a missing label is an error.
   bool drop_missing = false;
+  bool drop_missing_features = true;
   /// A query file will be read against this training file: ignore may name its columns.
   bool query_file_follows = false;
   /// Describe the file, fit nothing: a column that looks like an identifier and a missing label

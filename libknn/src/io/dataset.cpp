@@ -131,6 +131,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
   plan.drop_missing = o.drop_missing && !o.lenient;
+  plan.drop_features = o.drop_missing_features;
   plan.training = !o.lenient;
   plan.read_as.assign(d, ReadAs::infer);
   const auto categorical = named_features(o.categorical, "categorical", data, role, o);
@@ -163,6 +164,8 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
 // rows on, where all-distinct values are no accident of a small file.
 void check_identifiers(const Dataset& data, const CsvOptions& o, const std::vector<std::vector<long long>>& counts) {
   constexpr long long kFrom = 20;
+  std::vector<std::size_t> found;  // file columns, every one of them named at once
+  std::size_t distinct_first = 0;
   for (std::size_t f = 0; f < data.dims(); ++f) {
     if (data.feature_types[f] != ColumnType::categorical) continue;
     const std::size_t c = data.feature_columns[f];
@@ -172,12 +175,22 @@ void check_identifiers(const Dataset& data, const CsvOptions& o, const std::vect
     if (forced) continue;
     long long present = 0, distinct = 0, most = 0;
     for (long long n : counts[f]) present += n, distinct += n > 0, most = std::max(most, n);
-    if (present >= kFrom && most == 1)
-      throw Error::at(data.source, 1, c + 1,
-                      "column " + quote(data.column_names[c]) + " looks like an identifier: its " + std::to_string(distinct) +
-                          " values are all different; leave it out with " + param("ignore") + " " + quote(data.column_names[c]) +
-                          " (or keep it as categories with " + param("categorical") + ")");
+    if (present < kFrom || most != 1) continue;
+    if (found.empty()) distinct_first = static_cast<std::size_t>(distinct);
+    found.push_back(c);
   }
+  if (found.empty()) return;
+  std::string names, list;
+  for (std::size_t c : found) {
+    names += (names.empty() ? "" : ", ") + quote(data.column_names[c]);
+    list += (list.empty() ? "" : ",") + data.column_names[c];
+  }
+  const bool one = found.size() == 1;
+  throw Error::at(data.source, 1, found.front() + 1,
+                  std::string(one ? "column " : "columns ") + names + (one ? " looks like an identifier: its " : " look like identifiers: the first one's ") +
+                      std::to_string(distinct_first) + " values are all different; leave " + (one ? "it" : "them") + " out with " +
+                      param("ignore") + " " + quote(list) + " (or keep " + (one ? "it" : "them") + " as categories with " +
+                      param("categorical") + ")");
 }
 
 std::vector<std::vector<long long>> level_counts(const Dataset& data) {

@@ -114,7 +114,7 @@ void read_rows(CsvReader& reader, const ReadPlan& plan, Dataset& data, PartState
       }
     }
     const std::size_t record = st.records++;
-    if (plan.training && plan.drop_missing && (missing_feature || missing_label)) {
+    if (plan.training && plan.drop_missing && (missing_label || (plan.drop_features && missing_feature))) {
       if (!dest) values.resize(values.size() - d);
       continue;
     }

@@ -25,7 +25,8 @@ struct ReadPlan {
   std::vector<ReadAs> read_as;   // per feature
   MissingTokens na{{}};
   bool training = true;          // a missing label is an error (or the row is dropped), not recorded
-  bool drop_missing = false;     // training rows with a missing feature or label are dropped
+  bool drop_missing = false;     // training rows with a missing label are dropped
+  bool drop_features = true;     // with drop_missing: rows with a missing feature too
   std::string numbers_from;      // query files: the training file whose numeric columns these are
 };
 
