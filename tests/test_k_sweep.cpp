@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "app_runner.hpp"
+#include "csv_table.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,52 +92,10 @@ bool gnuplot_available() {
 // ---------------------------------------------------------------------------------------------
 // Reading tables
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::size_t b = 0;
-  for (;;) {
-    const std::size_t e = s.find(sep, b);
-    parts.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) return parts;
-    b = e + 1;
-  }
-}
-
-struct Table {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-
-  std::size_t column(const std::string& name) const {
-    for (std::size_t i = 0; i < header.size(); ++i)
-      if (header[i] == name) return i;
-    throw std::runtime_error("no column " + name);
-  }
-  const std::string& at(std::size_t row, const std::string& name) const { return rows.at(row).at(column(name)); }
-  double number(std::size_t row, const std::string& name) const {
-    const std::string& s = at(row, name);
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size()) throw std::runtime_error("not a number: " + s);
-    return v;
-  }
-};
-
-// A plain CSV table (no quoted fields), every row as wide as the header.
-Table parse_table(const std::string& text) {
-  Table t;
-  EXPECT_TRUE(!text.empty() && text.back() == '\n') << "no final newline:\n" << text;
-  std::vector<std::string> lines = split(text, '\n');
-  if (!lines.empty() && lines.back().empty()) lines.pop_back();
-  if (lines.empty()) return t;
-  t.header = split(lines[0], ',');
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    t.rows.push_back(split(lines[i], ','));
-    EXPECT_EQ(t.rows.back().size(), t.header.size()) << "line " << i + 1 << ": " << lines[i];
-  }
-  return t;
-}
-
-Table read_table(const std::string& path) { return parse_table(read_file(path)); }
+using knn::test::parse_table;
+using knn::test::read_table;
+using knn::test::split;
+using knn::test::Table;
 
 const std::string kClassifyHeader =
     "k,accuracy_mean,accuracy_std,balanced_accuracy_mean,balanced_accuracy_std,f1_macro_mean,f1_macro_std";
