@@ -1,6 +1,7 @@
 // Fuzz target: the command lines of knn-cli and k-sweep, run in-process on small files. The
 // input's first byte picks the program; the rest is the argument list, one argument per line.
-// The words @train, @regress, @query and @test stand for fixture files. Every run must end with
+// The words @train, @regress, @query, @test and @tabular stand for fixture files (@tabular: R's
+// row names, a text column and missing cells). Every run must end with
 // exit code 0, or 2 with one error line; anything thrown past run() aborts.
 //
 // Kept out: arguments with '/' (the run may only write into its scratch folder, its working
@@ -25,6 +26,7 @@ void write_fixtures() {
   write_scratch("regress.csv", "a,b,y\n0,0,1.5\n1,0,2\n0,1,3\n1,1,4\n2,2,8\n");
   write_scratch("query.csv", "a,b\n0.2,0.1\n1.5,1.5\n");
   write_scratch("test.csv", "a,b,label\n0.1,0.1,x\n0.9,1,y\n");
+  write_scratch("tabular.csv", "\"\",a,colour,label\n\"1\",0,red,x\n\"2\",NA,blue,x\n\"3\",1,,y\n\"4\",2,red,NA\n\"5\",3,green,y\n");
 }
 
 }  // namespace
@@ -44,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 1; i <= size; ++i) {
     if (i == size || data[i] == '\n') {
       if (cur.find('/') != std::string::npos || cur == "-" || cur.rfind("--plot", 0) == 0) return 0;
-      if (cur == "@train" || cur == "@regress" || cur == "@query" || cur == "@test")
+      if (cur == "@train" || cur == "@regress" || cur == "@query" || cur == "@test" || cur == "@tabular")
         cur = (knn::fuzz::scratch() / (cur.substr(1) + ".csv")).string();
       args.push_back(cur);
       cur.clear();
