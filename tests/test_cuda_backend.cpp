@@ -2,6 +2,8 @@
 // distances must be identical, bit for bit, and so must predictions. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -45,15 +47,19 @@ const knn::Metric kMetrics[] = {knn::Metric::l2, knn::Metric::l1, knn::Metric::c
 
 }  // namespace
 
+// Without a driver the CPU is taken without a word; a driver without a usable GPU gets one note.
 TEST(CudaBackend, AutomaticFallsBackToTheCpuWithOneNote) {
   if (knn::cuda_available()) GTEST_SKIP() << "a GPU is usable here: nothing falls back";
+  const bool driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
   std::vector<std::string> notes;
   knn::BackendOptions o;
   o.notice = [&](const std::string& line) { notes.push_back(line); };
   EXPECT_STREQ(knn::make_backend(o)->name(), "cpu");
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].rfind("no usable GPU", 0), 0u) << notes[0];
-  EXPECT_EQ(knn::test::without_fallback_note("note: " + notes[0] + "\nrest"), "rest");
+  ASSERT_EQ(notes.size(), driver ? 1u : 0u);
+  if (driver) {
+    EXPECT_EQ(notes[0].rfind("no usable GPU", 0), 0u) << notes[0];
+    EXPECT_EQ(knn::test::without_fallback_note("note: " + notes[0] + "\nrest"), "rest");
+  }
   o.device = knn::Device::cuda;
   EXPECT_THROW(knn::make_backend(o), knn::Error);
 }

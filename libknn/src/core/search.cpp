@@ -42,16 +42,19 @@ void Backend::scale(const Scaler& scaler, Matrix& m) const { scaler.transform(m)
 
 bool cuda_available() {
   std::string why;
-  return detail::make_cuda_backend(BackendOptions{}, why) != nullptr;
+  detail::NoGpu kind{};
+  return detail::make_cuda_backend(BackendOptions{}, why, kind) != nullptr;
 }
 
 std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
   if (options.device != Device::cpu) {
     std::string why;
-    if (auto gpu = detail::make_cuda_backend(options, why)) return gpu;
+    detail::NoGpu kind{};
+    if (auto gpu = detail::make_cuda_backend(options, why, kind)) return gpu;
     if (options.device == Device::cuda) throw Error::parameter("device", "cuda: " + why);
-    // A build without the GPU backend has only the CPU: nothing to report then.
-    if (options.notice && built_with_cuda()) options.notice(why + "; running on the CPU");
+    // A build without the GPU backend, or a machine without a driver, has only the CPU: nothing
+    // to report then. A driver without a usable GPU is worth a note.
+    if (options.notice && kind == detail::NoGpu::unusable) options.notice(why + "; running on the CPU");
   }
   return std::make_shared<cpu::CpuBackend>(options.threads);
 }

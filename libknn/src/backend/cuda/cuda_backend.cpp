@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
@@ -86,9 +87,18 @@ std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) c
 
 namespace detail {
 
-std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not) {
-  // Without a driver cudaGetDeviceCount fails with an error other than "no device": any failure
-  // means there is no usable GPU.
+std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not, NoGpu& kind) {
+  // A machine has a driver when its library loads (the runtime would load it the same way); the
+  // handle stays open, as the runtime keeps it.
+  static const bool driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
+  if (!driver) {
+    why_not = "no CUDA driver on this machine (libcuda.so.1 cannot be loaded)";
+    kind = NoGpu::no_driver;
+    return nullptr;
+  }
+  kind = NoGpu::unusable;
+  // With a driver that cannot serve, cudaGetDeviceCount fails with an error other than "no
+  // device": any failure means there is no usable GPU.
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {

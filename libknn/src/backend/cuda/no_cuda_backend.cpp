@@ -3,8 +3,9 @@
 
 namespace knn::detail {
 
-std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions&, std::string& why_not) {
+std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions&, std::string& why_not, NoGpu& kind) {
   why_not = "this libknn was built without CUDA (configure with -DKNN_ENABLE_CUDA=ON)";
+  kind = NoGpu::not_built;
   return nullptr;
 }
 
