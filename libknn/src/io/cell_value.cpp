@@ -9,22 +9,6 @@ namespace knn::detail {
 
 namespace {
 
-// Whole numbers of up to 7 digits (pixel values, counts) are exact in float: a fast path for them.
-bool parse_small_int(const char* b, const char* e, float& out) {
-  bool neg = false;
-  if (b != e && (*b == '-' || *b == '+')) neg = *b++ == '-';
-  const std::ptrdiff_t len = e - b;
-  if (len < 1 || len > 7) return false;
-  int v = 0;
-  for (const char* p = b; p != e; ++p) {
-    const unsigned dgt = static_cast<unsigned>(*p - '0');
-    if (dgt > 9) return false;
-    v = v * 10 + static_cast<int>(dgt);
-  }
-  out = static_cast<float>(neg ? -v : v);
-  return true;
-}
-
 // Text that reads whole as a number of any size (inf, nan and 1e999 included).
 bool reads_as_number(std::string_view s) {
   const char* b = s.data();
@@ -45,7 +29,9 @@ MissingTokens::MissingTokens(const std::vector<std::string>& tokens) {
       continue;
     }
     tokens_.emplace_back(v);
-    has_number_ = has_number_ || reads_as_number(v);
+    // Only a token the number parsers would take (-999, not NaN) must be compared first.
+    float unused = 0.0f;
+    has_number_ = has_number_ || parse_small_int(v.data(), v.data() + v.size(), unused) || parse_float(v.data(), v.data() + v.size());
   }
 }
 
@@ -54,17 +40,7 @@ bool MissingTokens::contains(std::string_view trimmed) const {
   return std::find(tokens_.begin(), tokens_.end(), trimmed) != tokens_.end();
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-CellKind classify_cell(std::string_view cell, const MissingTokens& na, float& value) {
-  const std::string_view t = trim(cell);
-  // Most cells are small whole numbers: they are taken before the tokens are compared, unless a
-  // token is itself a number (-999, say).
-  if (!na.has_number() && parse_small_int(t.data(), t.data() + t.size(), value)) return CellKind::number;
+CellKind classify_other(std::string_view t, const MissingTokens& na, float& value) {
   if (na.contains(t)) return CellKind::missing;
   if (parse_small_int(t.data(), t.data() + t.size(), value)) return CellKind::number;
   if (const auto parsed = parse_float(t.data(), t.data() + t.size())) {

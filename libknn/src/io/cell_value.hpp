@@ -1,6 +1,7 @@
 #pragma once
 // What one CSV cell holds: a missing value (one of the NA tokens), a finite float32 number, a
 // number that float32 cannot hold (inf, nan, 1e999: an error in a numeric column), or text.
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,7 @@ class MissingTokens {
  public:
   explicit MissingTokens(const std::vector<std::string>& tokens);
   bool contains(std::string_view trimmed) const;
-  bool has_number() const { return has_number_; }  // a token reads as a number
+  bool has_number() const { return has_number_; }  // a token reads as a finite number
 
  private:
   std::vector<std::string> tokens_;
@@ -22,9 +23,39 @@ class MissingTokens {
   bool has_number_ = false;
 };
 
-std::string_view trim(std::string_view s);
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// Whole numbers of up to 7 digits (pixel values, counts) are exact in float: the fast path that
+/// most cells take, inline in the loop that reads them.
+inline bool parse_small_int(const char* b, const char* e, float& out) {
+  bool neg = false;
+  if (b != e && (*b == '-' || *b == '+')) neg = *b++ == '-';
+  const std::ptrdiff_t len = e - b;
+  if (len < 1 || len > 7) return false;
+  int v = 0;
+  for (const char* p = b; p != e; ++p) {
+    const unsigned dgt = static_cast<unsigned>(*p - '0');
+    if (dgt > 9) return false;
+    v = v * 10 + static_cast<int>(dgt);
+  }
+  out = static_cast<float>(neg ? -v : v);
+  return true;
+}
+
+/// classify_cell past the fast path.
+CellKind classify_other(std::string_view trimmed, const MissingTokens& na, float& value);
 
 /// The kind of the trimmed `cell`; `value` is set for a number.
-CellKind classify_cell(std::string_view cell, const MissingTokens& na, float& value);
+inline CellKind classify_cell(std::string_view cell, const MissingTokens& na, float& value) {
+  const std::string_view t = trim(cell);
+  // Most cells are small whole numbers: they are taken before the tokens are compared, unless a
+  // token is itself a number (-999, say).
+  if (!na.has_number() && parse_small_int(t.data(), t.data() + t.size(), value)) return CellKind::number;
+  return classify_other(t, na, value);
+}
 
 }  // namespace knn::detail

@@ -117,21 +117,25 @@ void CsvReader::release() {
 
 std::size_t CsvReader::file_line() const { return reader_ ? reader_->get_file_line() : chunk_lines_; }
 
-char* CsvReader::next_line() {
+bool CsvReader::next_line(std::string_view& line) {
   if (!reader_) {
-    if (chunk_at_ == chunk_end_) return nullptr;
+    if (chunk_at_ == chunk_end_) return false;
     ++chunk_lines_;
     const auto* nl = static_cast<const char*>(std::memchr(chunk_at_, '\n', static_cast<std::size_t>(chunk_end_ - chunk_at_)));
     const char* e = nl ? nl : chunk_end_;
     if (static_cast<std::size_t>(e - chunk_at_) + 1 > (std::size_t{1} << 24))
       throw Error::at(name_, chunk_lines_ + line_offset_, 0, "line longer than the 16 MiB the reader accepts");
-    chunk_line_.assign(chunk_at_, e);
-    if (!chunk_line_.empty() && chunk_line_.back() == '\r') chunk_line_.pop_back();
+    line = std::string_view(chunk_at_, static_cast<std::size_t>(e - chunk_at_));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     chunk_at_ = nl ? nl + 1 : chunk_end_;
-    return chunk_line_.data();
+    return true;
   }
   try {
-    return reader_->next_line();
+    // LineReader ends a line at its NUL terminator (refuse_nul_bytes has ruled out NUL bytes).
+    const char* l = reader_->next_line();
+    if (!l) return false;
+    line = std::string_view(l);
+    return true;
   } catch (const io::error::line_length_limit_exceeded&) {
     // LineReader has already counted the line it refuses.
     throw Error::at(name_, file_line() + line_offset_, 0,
@@ -141,11 +145,11 @@ char* CsvReader::next_line() {
 
 bool CsvReader::next() {
   for (;;) {
-    char* line = next_line();
-    if (!line) return false;
+    std::string_view line;
+    if (!next_line(line)) return false;
     line_ = file_line() + line_offset_;
-    if (*line == '\0') continue;  // blank lines are skipped, as most CSV readers do
-    if (std::strchr(line, '"'))
+    if (line.empty()) continue;  // blank lines are skipped, as most CSV readers do
+    if (std::memchr(line.data(), '"', line.size()))
       split_quoted(line);
     else
       split_plain(line);
@@ -153,16 +157,17 @@ bool CsvReader::next() {
   }
 }
 
-void CsvReader::split_plain(char* line) {
+void CsvReader::split_plain(std::string_view line) {
   cells_.clear();
-  const char* b = line;
-  for (const char* p = line;; ++p) {
-    if (*p == delim_ || *p == '\0') {
+  // Cells are short (a pixel is one to three bytes): a plain scan beats a call per cell.
+  const char* b = line.data();
+  const char* const end = b + line.size();
+  for (const char* p = b; p != end; ++p)
+    if (*p == delim_) {
       cells_.emplace_back(b, static_cast<std::size_t>(p - b));
-      if (*p == '\0') break;
       b = p + 1;
     }
-  }
+  cells_.emplace_back(b, static_cast<std::size_t>(end - b));
 }
 
 // RFC 4180 quoting: a field that starts with a quote runs to the closing quote, "" inside it is
@@ -177,8 +182,8 @@ void CsvReader::split_quoted(std::string_view first) {
   for (;;) {
     if (i == record.size()) {
       if (!quoted) break;
-      char* more = next_line();  // a quoted field goes on on the next line
-      if (!more) throw Error::at(name_, line_, spans_.size() + 1, "quoted field is not closed before the end of the file");
+      std::string_view more;  // a quoted field goes on on the next line
+      if (!next_line(more)) throw Error::at(name_, line_, spans_.size() + 1, "quoted field is not closed before the end of the file");
       record += '\n';
       record += more;
       continue;

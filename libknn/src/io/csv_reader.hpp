@@ -39,9 +39,11 @@ class CsvReader {
   void release();
 
  private:
-  char* next_line();  // the next physical line, or nullptr at the end
+  /// The next physical line, without its line end; false at the end. In chunk mode the view is
+  /// of the text itself, with no copy.
+  bool next_line(std::string_view& line);
   std::size_t file_line() const;  // lines read so far
-  void split_plain(char* line);
+  void split_plain(std::string_view line);
   void split_quoted(std::string_view first);
 
   std::string name_;
@@ -53,10 +55,9 @@ class CsvReader {
   std::vector<std::pair<std::size_t, std::size_t>> spans_;
   std::size_t line_ = 0;
   std::size_t line_offset_ = 0;
-  // Chunk mode: the text not yet read, the current line and the count of lines read.
+  // Chunk mode: the text not yet read and the count of lines read.
   const char* chunk_at_ = nullptr;
   const char* chunk_end_ = nullptr;
-  std::string chunk_line_;
   std::size_t chunk_lines_ = 0;
 };
 
