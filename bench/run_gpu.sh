@@ -7,7 +7,7 @@
 # Needs: .carry/include/libfccp/csv.h (fast-cpp-csv-parser), .carry/nlohmann (nlohmann-json3-dev's
 # include/ and share/cmake/) and .carry/fm/*.gz (Fashion-MNIST).
 # Usage: bench/run_gpu.sh [steps...]
-#   steps: build tests bench primbench sanitize synccheck oom cli mpi mpibench large (default: the first five and large)
+#   steps: build tests bench primbench sanitize synccheck oom cli e2e mpi mpibench large (default: the first five and large)
 #   PRIM_ARGS (arguments of bench_primitives), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_ONLY (test binaries, by name),
 #   SANITIZE_BACKEND_FILTER (gtest filter for test_cuda_backend) and DEADLINE (seconds; steps
 #   that would start later are skipped) tune a run.
@@ -111,6 +111,22 @@ if has cli; then
   [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
   timeout 300 bench/gpu/cli_end_to_end.sh $b /tmp/fm > "$logs/cli_end_to_end.log" 2>&1
   note "cli_end_to_end rc=$?"; cat "$logs/cli_end_to_end.log" >> "$summary"
+fi
+
+# knn-cli predict end to end, stage by stage, against a baseline tree in .carry/base where there is
+# one (its knn-cli built alone), with start-up times.
+if has e2e; then
+  [ -f /tmp/fm/fashion-mnist-train.csv ] || python3 scripts/fashion_mnist_csv.py --idx .carry/fm --out /tmp/fm > "$logs/fm_convert.log" 2>&1
+  base_build=""
+  if [ -d .carry/base ]; then
+    cmake -S .carry/base -B /tmp/knn-base-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DKNN_BUILD_TESTS=OFF -DKNN_BUILD_BENCH=OFF -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include \
+      -Dnlohmann_json_DIR=$PWD/.carry/nlohmann/share/cmake/nlohmann_json > "$logs/base_configure.log" 2>&1 &&
+      cmake --build /tmp/knn-base-build -j16 --target knn-cli > "$logs/base_build.log" 2>&1 && base_build=/tmp/knn-base-build
+    note "baseline build: ${base_build:-FAILED}"
+  fi
+  timeout 400 bench/gpu/startup_e2e.sh $b $base_build /tmp/fm > "$logs/startup_e2e.log" 2>&1
+  note "startup_e2e rc=$?"; cat "$logs/startup_e2e.log" >> "$summary"
 fi
 
 # MPI on the GPU machine: sharded runs against one process, one rank per GPU.

@@ -7,6 +7,10 @@ install(TARGETS knn EXPORT knnTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/libknn/include/knn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The GPU plugin goes beside libknn.so, where libknn looks for it; programs never link it.
+if(TARGET knn_cuda)
+  install(TARGETS knn_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 if(TARGET knn_primitives AND KNN_ENABLE_CUDA)
   install(TARGETS knn_primitives EXPORT knnTargets)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/primitives/include/knn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -39,6 +39,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     Settings st = read_settings(r, err);
     const auto& comm = streams.comm();
     st.eval.backend.comm = comm;
+    prepare_backend(st.eval.backend);  // the GPU starts up while the CSV files are read
     const Dataset data = load_csv_sharded(st.data_path, st.csv, comm.get());
     check_fillable(data, st.eval.impute, comm);
     if (st.eval.task == Task::classify) app::check_guessed_task(data, st.task_given, st.label_given, comm.get());

@@ -5,6 +5,8 @@
 #include "arguments.hpp"
 #include "errors.hpp"
 #include "knn/error.hpp"
+#include "knn/search.hpp"
+#include "knn/stage_times.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "settings.hpp"
@@ -40,6 +42,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
   app::RankStreams streams(out_stream, err_stream);
   std::ostream& out = streams.out();
   std::ostream& err = streams.err();
+  stage_done("start");
   return app::guarded("knn-cli", err, [&]() -> int {
     if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
     const std::string cmd = argv[1];
@@ -65,9 +68,15 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (cmd != "inspect") check_stdin_once(r);
     Settings s = read_settings(r, cmd, err);
     s.params.backend.comm = streams.comm();
+    // The GPU's start-up (its libraries, context and cuBLAS handle) runs while the CSV files are
+    // read; the model takes the backend when it is fitted.
+    if (cmd != "inspect") prepare_backend(s.params.backend);
+    stage_done("options");
     const std::string result = sub->run(r, s, err);
     if (streams.writes()) app::write_output(s.output, result, out);
+    stage_done("output written");
     s.notes.print(err);
+    print_stage_times(err);
     return 0;
   });
 }

@@ -8,6 +8,7 @@
 #include "knn/dataset.hpp"
 #include "knn/model.hpp"
 #include "knn/scaler.hpp"
+#include "knn/stage_times.hpp"
 #include "settings.hpp"
 
 namespace knn::cli {
@@ -31,7 +32,9 @@ Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& q
 template <class F>
 std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
   const Dataset train = load_train(r, s, cmd);
+  stage_done("training file read");
   const Dataset query = load_query(required(r, "query", cmd), s, train);
+  stage_done("query file read");
   check_query_ids(s, query);
   Preprocessor prep;
   try {

@@ -3,6 +3,7 @@
 #include "data.hpp"
 #include "errors.hpp"
 #include "knn/model.hpp"
+#include "knn/stage_times.hpp"
 #include "output_writer.hpp"
 #include "subcommands.hpp"
 
@@ -20,8 +21,10 @@ void add_ids(app::Json& doc, const Dataset& query) {
 std::string regress(const Settings& s, const Dataset& train, const Dataset& query, Preprocessor& prep) {
   KnnRegressor m(s.params);
   m.fit(train);
+  stage_done("fitted (scaled, uploaded)");
   prep = m.preprocessor();
   const std::vector<double> pred = m.predict(encode_queries(s, m, query));
+  stage_done("predicted (search, vote)");
   if (s.format == "json") {
     app::Json doc;
     doc["task"] = "regress";
@@ -43,6 +46,7 @@ std::string regress(const Settings& s, const Dataset& train, const Dataset& quer
 std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query, Preprocessor& prep) {
   KnnClassifier m(s.params);
   m.fit(train);
+  stage_done("fitted (scaled, uploaded)");
   prep = m.preprocessor();
   const Matrix queries = encode_queries(s, m, query);
   const auto& classes = m.classes();
@@ -62,6 +66,7 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
   } else {
     pred = m.predict(queries);
   }
+  stage_done("predicted (search, vote)");
   if (s.format == "json") {
     app::Json doc;
     doc["task"] = "classify";

@@ -6,6 +6,16 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${KNN_BINARY_DIR} --prefix ${
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install failed (${rc})")
 endif()
+# The GPU plugin, where this build has one, is installed beside the library that opens it.
+if(EXISTS ${KNN_BINARY_DIR}/libknn/libknn_cuda.so)
+  file(GLOB plugin ${WORK_DIR}/prefix/lib*/libknn_cuda.so)
+  file(GLOB library ${WORK_DIR}/prefix/lib*/libknn.so)
+  get_filename_component(plugin_dir "${plugin}" DIRECTORY)
+  get_filename_component(library_dir "${library}" DIRECTORY)
+  if(NOT plugin OR NOT plugin_dir STREQUAL library_dir)
+    message(FATAL_ERROR "the GPU plugin is not installed beside libknn.so (${plugin}, ${library})")
+  endif()
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${KNN_SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/build
   -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -10,6 +10,7 @@
 #include "knn/model.hpp"
 #include "knn/scaler.hpp"
 #include "knn/search.hpp"
+#include "knn/stage_times.hpp"
 #include "knn/version.hpp"
 #include "knn/vote.hpp"
 #include "knn/weights.hpp"

@@ -92,6 +92,9 @@ class Backend {
   /// Scales `m` in place with a fitted scaler: scaler.transform's values and errors, bit for bit,
   /// with `m` unchanged when it throws; the default runs that on the host.
   virtual void scale(const Scaler& scaler, Matrix& m) const;
+  /// Gets ready to search, so that the first search does not pay for it: the GPU creates its
+  /// context, streams and cuBLAS handle (hundreds of milliseconds); the default does nothing.
+  virtual void warm_up() const {}
 };
 
 /// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the
@@ -119,6 +122,13 @@ struct BackendOptions {
 /// The CPU backend always exists. Device::cuda throws knn::Error when no GPU is usable or the
 /// library was built without CUDA; Device::automatic then falls back to the CPU.
 std::shared_ptr<const Backend> make_backend(const BackendOptions& options = {});
+
+/// Starts make_backend(options) and the backend's warm_up() on a thread of its own and returns at
+/// once, so that a program can read its input meanwhile: for the GPU that is loading the plugin
+/// and its CUDA libraries and creating the context and the cuBLAS handle. The next make_backend()
+/// with the same device, threads, precision, memory budget and communicator takes that backend,
+/// waiting for it if need be, and its errors are thrown there. Device::cpu starts nothing.
+void prepare_backend(const BackendOptions& options);
 
 /// Validates the request (k from 1 to the number of candidate rows, matching dimensions) and runs
 /// it on a backend.

@@ -33,4 +33,11 @@ std::optional<int> local_rank() {
   return std::nullopt;
 }
 
+std::string cuda_plugin_override() {
+  const char* v = std::getenv("KNN_CUDA_PLUGIN");
+  return v ? std::string(v) : std::string();
+}
+
+bool stage_times_requested() { return std::getenv("KNN_STAGE_TIMES") != nullptr; }
+
 }  // namespace knn::detail

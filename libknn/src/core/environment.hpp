@@ -3,6 +3,7 @@
 // of the library takes the values from here (docs/architecture.md#environment-variables).
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace knn::detail {
 
@@ -25,5 +26,11 @@ bool mpi_launched();
 /// The process's rank on its machine as the launcher gives it (OMPI_COMM_WORLD_LOCAL_RANK,
 /// MPI_LOCALRANKID or SLURM_LOCALID, the first set), which picks its GPU.
 std::optional<int> local_rank();
+
+/// KNN_CUDA_PLUGIN: the GPU plugin's file where the user names one; empty: none named.
+std::string cuda_plugin_override();
+
+/// KNN_STAGE_TIMES set: keep the stage marks of knn/stage_times.hpp.
+bool stage_times_requested();
 
 }  // namespace knn::detail

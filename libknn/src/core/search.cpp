@@ -1,8 +1,10 @@
 #include "knn/search.hpp"
 
 #include "core/backend_factory.hpp"
+#include "core/prepared_backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "knn/error.hpp"
+#include "knn/stage_times.hpp"
 #include "knn/version.hpp"
 
 namespace knn {
@@ -47,6 +49,14 @@ bool cuda_available() {
 }
 
 std::shared_ptr<const Backend> make_backend(const BackendOptions& options) {
+  if (auto prepared = detail::take_prepared_backend(options)) {
+    stage_done("prepared backend taken");
+    return prepared;
+  }
+  return detail::make_backend_now(options);
+}
+
+std::shared_ptr<const Backend> detail::make_backend_now(const BackendOptions& options) {
   if (options.device != Device::cpu) {
     std::string why;
     detail::NoGpu kind{};

@@ -4,7 +4,6 @@
 #include <cstdlib>
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
@@ -79,24 +78,19 @@ void CudaBackend::average(const Neighbors& nb, const double* train_target, const
   put_back(part, rows, ks.size(), nb.queries, out);
 }
 
-std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const {
-  return gpu_prepare(train, options_, tuning_, device_);
+void CudaBackend::warm_up() const {
+  on_context([](GpuContext&) { return 0; });
 }
 
-}  // namespace cuda
+std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const {
+  return on_context([&](GpuContext& ctx) { return gpu_prepare(ctx, train, options_); });
+}
 
-namespace detail {
+namespace {
 
-std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not, NoGpu& kind) {
-  // A machine has a driver when its library loads (the runtime would load it the same way); the
-  // handle stays open, as the runtime keeps it.
-  static const bool driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
-  if (!driver) {
-    why_not = "no CUDA driver on this machine (libcuda.so.1 cannot be loaded)";
-    kind = NoGpu::no_driver;
-    return nullptr;
-  }
-  kind = NoGpu::unusable;
+// The backend on this process's GPU, or nullptr with why_not and kind set (detail::NoGpu).
+std::shared_ptr<const Backend> make_backend(const BackendOptions& options, std::string& why_not, detail::NoGpu& kind) {
+  kind = detail::NoGpu::unusable;
   // With a driver that cannot serve, cudaGetDeviceCount fails with an error other than "no
   // device": any failure means there is no usable GPU.
   int count = 0;
@@ -114,9 +108,26 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   // One GPU per rank: with several ranks on a machine, its local rank picks the GPU.
   if (distributed(options.comm.get()))
-    if (const std::optional<int> rank = local_rank()) device = *rank % count;
-  return std::make_shared<cuda::CudaBackend>(device, options);
+    if (const std::optional<int> rank = detail::local_rank()) device = *rank % count;
+  return std::make_shared<CudaBackend>(device, options);
 }
 
-}  // namespace detail
+}  // namespace
+}  // namespace cuda
 }  // namespace knn
+
+// The plugin's entry points (core/backend_factory.hpp): libknn finds them with dlsym.
+extern "C" __attribute__((visibility("default"))) const char* knn_cuda_plugin_build() { return KNN_PLUGIN_BUILD; }
+
+extern "C" __attribute__((visibility("default"))) void knn_cuda_make_backend(const knn::BackendOptions* options,
+                                                                            std::shared_ptr<const knn::Backend>* out,
+                                                                            std::string* why_not, int* kind) {
+  knn::detail::NoGpu k = knn::detail::NoGpu::unusable;
+  try {
+    *out = knn::cuda::make_backend(*options, *why_not, k);
+  } catch (const std::exception& e) {
+    *out = nullptr;
+    *why_not = std::string("the GPU backend failed to start (") + e.what() + ")";
+  }
+  *kind = static_cast<int>(k);
+}

@@ -33,6 +33,8 @@ class CudaBackend final : public Backend {
   /// Where the rows stay on the GPU (gpu_keeps): uploaded once, scaled and kept in device memory.
   Matrix fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const override;
   void scale(const Scaler& scaler, Matrix& m) const override;
+  /// Creates the context: streams, the cuBLAS handle and the device's attributes.
+  void warm_up() const override;
 
  private:
   // Runs f on the context, made by the first call; the calls of one backend take turns on it.

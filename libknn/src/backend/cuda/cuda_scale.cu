@@ -27,6 +27,7 @@
 #include <knn/prim/device/device_reduce.cuh>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/staging.cuh"
 #include "arith/scaled_value.hpp"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/scale_rows.cuh"
@@ -190,7 +191,7 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
     const cudaStream_t st = ctx.stream->s;
     Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     const auto upload = [&](std::size_t r0, std::size_t m) {
-      KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.row(r0), m * train.cols * sizeof(float), cudaMemcpyHostToDevice, st));
+      upload_staged(ctx, s.x.get(), train.row(r0), m * train.cols, st);
       return static_cast<const float*>(s.x.get());
     };
     if (!fit_on_device(ctx, train, s.tile, upload, fitted)) return false;
@@ -215,7 +216,7 @@ bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler
     if (!gpu_keeps(train.rows, train.cols, options, ctx.tuning, ctx.device)) return false;
     TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
     const cudaStream_t st = ctx.stream->s;
-    KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+    upload_staged(ctx, s.x.get(), train.values.data(), train.values.size(), st);
     Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     if (!fit_on_device(ctx, train, s.tile, [&](std::size_t, std::size_t) { return static_cast<const float*>(s.x.get()); }, fitted))
       return false;

@@ -130,8 +130,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     norms = &prepared->norms;
   } else {
     own_train.resize(static_cast<std::size_t>(n) * d);
-    KNN_CUDA(cudaMemcpyAsync(own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d * sizeof(float),
-                             cudaMemcpyHostToDevice, st));
+    upload_staged(ctx, own_train.get(), train.values.data(), static_cast<std::size_t>(n) * d, st);
     own_norms.compute(own_train.get(), n, d, st);
     d_train = own_train.get();
     norms = &own_norms;
@@ -231,7 +230,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.tile.q.get() + c0 * d;
       float* s_chunk = ctx.tile.s.get() + c0 * n;
-      upload_queries(ctx, q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d, st);
+      upload_staged(ctx, q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d, st);
       if (scaler)
         scale_rows(q_chunk, static_cast<std::size_t>(cq), train.cols, ctx.tile.scaler_offset.get(), ctx.tile.scaler_scale.get(),
                    static_cast<std::size_t>(q0 + c0), ctx.tile.scale_bad.get(), st);

@@ -1,4 +1,6 @@
 #include "backend/cuda/resident_train.cuh"
+#include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/staging.cuh"
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fused_collect.cuh"
@@ -55,10 +57,13 @@ bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options
   return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
 }
 
-std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, const detail::GpuTuning& tuning,
-                                                 int device) {
-  if (!gpu_keeps(train.rows, train.cols, options, tuning, device)) return nullptr;
-  return std::make_shared<DeviceTrain>(train, device, keeps_split(options, tuning, device), keeps_half(options, train.rows, train.cols));
+std::shared_ptr<const PreparedTrain> gpu_prepare(GpuContext& ctx, const Matrix& train, const BackendOptions& options) {
+  if (!gpu_keeps(train.rows, train.cols, options, ctx.tuning, ctx.device)) return nullptr;
+  KNN_CUDA(cudaSetDevice(ctx.device));
+  DeviceArray<float> values(train.values.size());
+  const cudaStream_t st = ctx.stream->s;
+  upload_staged(ctx, values.get(), train.values.data(), train.values.size(), st);
+  return gpu_prepare_device(values, train.rows, train.cols, options, ctx.tuning, ctx.device, st);
 }
 
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,

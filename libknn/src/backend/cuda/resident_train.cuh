@@ -23,13 +23,6 @@ bool split_products(int device, const detail::GpuTuning& tuning);
 // their TF32 parts too (three times the rows' bytes more).
 class DeviceTrain final : public PreparedTrain {
  public:
-  DeviceTrain(const Matrix& train, int device, bool with_split, bool with_half)
-      : device_(device), rows_(train.rows), cols_(train.cols) {
-    KNN_CUDA(cudaSetDevice(device));
-    rows.resize(train.values.size());
-    KNN_CUDA(cudaMemcpy(rows.get(), train.values.data(), train.values.size() * sizeof(float), cudaMemcpyHostToDevice));
-    finish(with_split, with_half);
-  }
   // From rows already on the device (taken from `values`), once the work on `st` has finished.
   DeviceTrain(DeviceArray<float>& values, std::size_t n, std::size_t d, int device, bool with_split, bool with_half, cudaStream_t st)
       : device_(device), rows_(n), cols_(d) {
@@ -55,9 +48,10 @@ class DeviceTrain final : public PreparedTrain {
 
 /// Whether training rows of this shape stay on `device` between searches (gpu_prepare's rule).
 bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, const detail::GpuTuning& tuning, int device);
-/// Uploads training rows and their squared norms, where gpu_keeps allows; else nullptr.
-std::shared_ptr<const PreparedTrain> gpu_prepare(const Matrix& train, const BackendOptions& options, const detail::GpuTuning& tuning,
-                                                 int device);
+struct GpuContext;
+/// Uploads training rows (through the context's page-locked staging) and their squared norms,
+/// where gpu_keeps allows; else nullptr.
+std::shared_ptr<const PreparedTrain> gpu_prepare(GpuContext& ctx, const Matrix& train, const BackendOptions& options);
 /// gpu_prepare of rows already in device memory, rows x cols floats, which it takes from `values`
 /// (left empty); the work before on `st` is waited for.
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,

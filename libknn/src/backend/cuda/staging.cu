@@ -12,7 +12,10 @@
 
 namespace knn::cuda {
 
-void upload_queries(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st) {
+namespace {
+
+// One piece of upload_staged: through the next of the two staging buffers.
+void upload_piece(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st) {
   const int which = ctx.next_stage;
   ctx.next_stage ^= 1;
   PinnedArray<float>& stage = ctx.stage[which];
@@ -23,6 +26,13 @@ void upload_queries(GpuContext& ctx, float* dst, const float* src, std::size_t c
   KNN_CUDA(cudaEventRecord(ctx.staged[which].e, ctx.copy_stream->s));
   ctx.stage_used[which] = true;
   KNN_CUDA(cudaStreamWaitEvent(st, ctx.staged[which].e, 0));
+}
+
+}  // namespace
+
+void upload_staged(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st) {
+  for (std::size_t at = 0; at < count; at += kStagePiece)
+    upload_piece(ctx, dst + at, src + at, std::min(kStagePiece, count - at), st);
 }
 
 template <class T>

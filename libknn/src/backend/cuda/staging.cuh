@@ -13,8 +13,14 @@ namespace knn::cuda {
 
 struct GpuContext;
 
-/// count floats from host memory to dst through the next staging buffer; `st` waits for them.
-void upload_queries(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st);
+/// Floats per piece of an upload: the two page-locked buffers take turns, so that the host's copy
+/// of one piece into page-locked memory runs beside the copy engine's upload of the other.
+constexpr std::size_t kStagePiece = std::size_t{4} << 20;
+
+/// count floats from host memory to dst through the page-locked staging buffers, a piece at a
+/// time (the copy engine reads page-locked memory at the bus's pace, pageable memory at a
+/// fraction of it); `st` waits for them.
+void upload_staged(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st);
 
 /// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB
 /// (10^4 queries, k = 1,000) takes the host tens of milliseconds to fault in 4 KiB at a time.
