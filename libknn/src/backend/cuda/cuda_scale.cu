@@ -191,7 +191,8 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
     const cudaStream_t st = ctx.stream->s;
     Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     const auto upload = [&](std::size_t r0, std::size_t m) {
-      upload_staged(ctx, s.x.get(), train.row(r0), m * train.cols, st);
+      // On `st` itself: the next tile overwrites s.x, which the last tile's kernels on `st` read.
+      KNN_CUDA(cudaMemcpyAsync(s.x.get(), train.row(r0), m * train.cols * sizeof(float), cudaMemcpyHostToDevice, st));
       return static_cast<const float*>(s.x.get());
     };
     if (!fit_on_device(ctx, train, s.tile, upload, fitted)) return false;
