@@ -9,6 +9,7 @@
 #include "knn/stage_times.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "saved_model.hpp"
 #include "settings.hpp"
 #include "subcommands.hpp"
 
@@ -24,6 +25,8 @@ constexpr const char* kUsage =
     "  knn-cli evaluate  --train FILE [--test FILE | --folds N | --loo] [options]   scores\n"
     "  knn-cli neighbors --train FILE --query FILE [options]   neighbour indices and distances\n"
     "  knn-cli inspect   FILE [--label COLUMN] [options]        columns, types, missing cells, classes\n"
+    "  knn-cli fit       --train FILE -o MODEL [options]        a model file: predict and neighbors\n"
+    "                    take --model MODEL in place of --train, with the same answers\n"
     "  knn-cli --version | --help | SUBCOMMAND --help\n"
     "\n"
     "example:\n"
@@ -34,7 +37,7 @@ struct Subcommand {
   std::string (*run)(const cxxopts::ParseResult&, const Settings&, std::ostream&);
 };
 constexpr Subcommand kSubcommands[] = {
-    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}};
+    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}, {"fit", fit}};
 
 }  // namespace
 
@@ -44,7 +47,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
   std::ostream& err = streams.err();
   stage_done("start");
   return app::guarded("knn-cli", err, [&]() -> int {
-    if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
+    if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors, inspect or fit; see knn-cli --help)");
     const std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       out << kUsage;
@@ -57,7 +60,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const Subcommand* sub = nullptr;
     for (const auto& s : kSubcommands)
       if (cmd == s.name) sub = &s;
-    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
+    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors, inspect or fit; see knn-cli --help)");
     auto options = make_options(cmd);
     const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help");
     if (r.count("help")) {
@@ -68,12 +71,16 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (cmd != "inspect") check_stdin_once(r);
     Settings s = read_settings(r, cmd, err);
     s.params.backend.comm = streams.comm();
-    // The GPU's start-up (its libraries, context and cuBLAS handle) runs while the CSV files are
-    // read; the model takes the backend when it is fitted.
+    // The GPU's start-up (its libraries, context and cuBLAS handle) runs while the model or the
+    // CSV files are read; the model takes the backend when it is fitted or loaded.
     if (cmd != "inspect") prepare_backend(s.params.backend);
     stage_done("options");
+    if (cmd == "predict" || cmd == "neighbors") {
+      read_model(r, s, cmd);
+      if (s.model) stage_done("model file read");
+    }
     const std::string result = sub->run(r, s, err);
-    if (streams.writes()) app::write_output(s.output, result, out);
+    if (streams.writes() && cmd != "fit") app::write_output(s.output, result, out);
     stage_done("output written");
     s.notes.print(err);
     print_stage_times(err);
