@@ -468,3 +468,22 @@ TEST(ModelFileDamage, FuzzSeedsLoad) {
 }
 
 }  // namespace
+
+// A model of more than one checksum part (the body's CRC-32 is taken in parts on several threads
+// and joined): the header holds zlib's CRC-32 of the whole body in one pass, and the file loads.
+TEST(ModelFileChecksum, LargeBodiesHoldTheOnePassCrc) {
+  const std::size_t rows = 40000, cols = 70;  // about 11 MB of rows: two parts and a remainder
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  knn::Matrix x(rows, cols);
+  for (float& v : x.values) v = u(rng);
+  std::vector<double> y(rows);
+  for (std::size_t i = 0; i < rows; ++i) y[i] = x(i, 0);
+  knn::KnnRegressor m;
+  m.fit(x, y);
+  const Bytes b = m.save();
+  ASSERT_GT(b.size(), std::size_t{16} << 20 >> 1);
+  const uLong one_pass = crc32_z(crc32_z(0, Z_NULL, 0), b.data() + knn::test::kModelHeader, b.size() - knn::test::kModelHeader);
+  EXPECT_EQ(knn::test::get_field(b, knn::test::kBodyCrcField, 4), one_pass);
+  EXPECT_NO_THROW(knn::load_model(b.data(), b.size()));
+}
