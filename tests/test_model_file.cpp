@@ -268,6 +268,22 @@ TEST(ModelFileRoundTrip, RegressorOnADataSet) {
   });
 }
 
+// Bytes handed over at any address (a Python buffer need not be aligned as floats).
+TEST(ModelFileRoundTrip, BytesAtAnyAlignment) {
+  const RandomSet s = random_set(9);
+  knn::KnnRegressor fitted;
+  fitted.fit(s.train, s.targets);
+  const Bytes bytes = fitted.save();
+  for (std::size_t shift = 0; shift < 4; ++shift) {
+    SCOPED_TRACE("shift " + std::to_string(shift));
+    Bytes moved(shift, 0);
+    moved.insert(moved.end(), bytes.begin(), bytes.end());
+    const knn::KnnRegressor m = knn::KnnRegressor::load(moved.data() + shift, bytes.size());
+    expect_same_doubles(m.predict(s.query), fitted.predict(s.query));
+    EXPECT_EQ(m.save(), bytes);
+  }
+}
+
 TEST(ModelFileRoundTrip, KCanChangeAfterLoading) {
   const RandomSet s = random_set(7);
   knn::ModelParams p;
