@@ -17,10 +17,9 @@ PlainLineReader::PlainLineReader(const ReadPlan& plan) : usable_(!plan.na.has_nu
     } else if (r == kId) {
       col.way = Way::id;
     }
-    if (col.way == Way::text || col.way == Way::label || col.way == Way::id) kept_.push_back(c);
     columns_.push_back(col);
   }
-  cells_.resize(kept_.size());
+  pending_.reserve(columns_.size());
 }
 
 void PlainLineReader::read(CsvReader& reader, RowWriter& w) {
@@ -46,26 +45,22 @@ void PlainLineReader::read(CsvReader& reader, RowWriter& w) {
     }
     float* const out = w.slot(line + 1);
     const char* q = p;
-    std::size_t kept = 0;
+    pending_.clear();
     bool taken = true;
     for (std::size_t c = 0; c < ncols && taken; ++c) {
       const Column col = columns_[c];
-      if (col.way == Way::number) {
-        q = scan_plain_number(q, stop, out[col.feature]);
-        if (!q) {
-          taken = false;
-          break;
-        }
+      const char* const b = q;
+      const char* e = col.way == Way::number ? scan_plain_number(b, stop, out[col.feature]) : nullptr;
+      if (e && (*e == delim || *e == '\n' || *e == '\r')) {
+        q = e;
       } else {
-        const char* const b = q;
+        // A cell for after the scan: text, a label, an identifier, or a number that is not plain.
+        q = b;
         while (*q != delim && *q != '\n' && *q != '"') ++q;
-        if (*q == '"') {
-          taken = false;
-          break;
-        }
-        const char* e = q;
+        if (*q == '"') break;
+        e = q;
         if (*q == '\n' && e != b && e[-1] == '\r') --e;  // the line's final "\r"
-        if (col.way != Way::skip) cells_[kept++] = std::string_view(b, static_cast<std::size_t>(e - b));
+        if (col.way != Way::skip) pending_.emplace_back(c, std::string_view(b, static_cast<std::size_t>(e - b)));
       }
       if (c + 1 < ncols) {
         taken = *q == delim;
@@ -75,17 +70,19 @@ void PlainLineReader::read(CsvReader& reader, RowWriter& w) {
         taken = *q == '\n';
       }
     }
-    if (!taken || CsvReader::too_long(static_cast<std::size_t>(q - p))) break;
+    if (!taken || *q == '"' || CsvReader::too_long(static_cast<std::size_t>(q - p))) break;
+    // The kept cells in column order, as the record reader takes them: the same rules, the same
+    // first error.
     RowCells row;
-    for (std::size_t k = 0; k < kept; ++k) {
-      const std::size_t c = kept_[k];
+    for (const auto& [c, cell] : pending_) {
       const Column col = columns_[c];
-      if (col.way == Way::text)
-        w.text_cell(col.feature, cells_[k], out[col.feature], row);
-      else if (col.way == Way::label)
-        w.label_cell(line + 1, c, cells_[k], row);
-      else
-        RowWriter::id_cell(cells_[k], row);
+      switch (col.way) {
+        case Way::number: w.number_cell(line + 1, c, col.feature, cell, out[col.feature], row); break;
+        case Way::text: w.text_cell(col.feature, cell, out[col.feature], row); break;
+        case Way::label: w.label_cell(line + 1, c, cell, row); break;
+        case Way::id: RowWriter::id_cell(cell, row); break;
+        case Way::skip: break;
+      }
     }
     w.finish_row(line + 1, row);
     p = q + 1;

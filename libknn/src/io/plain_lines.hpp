@@ -1,11 +1,13 @@
 #pragma once
-// The fast way through a file's plain lines: a line without quotes whose numeric cells are plain
-// numbers (scan_plain_number) is read in one pass, each number written to its place as it is
-// scanned. Any other line is left to the record reader, which gives it the same row or the same
-// error; the rules of each cell are RowWriter's either way.
+// The fast way through a file's plain lines: a line without quotes is read in one pass, each
+// plain number (scan_plain_number) written to its place as it is scanned, the other cells kept
+// and given to RowWriter in column order once the line has its fields. A line with a quote, the
+// wrong count of fields or 16 MiB or more is left to the record reader, which gives it the same
+// row or the same error; the rules of each cell are RowWriter's either way.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/csv_reader.hpp"
@@ -30,9 +32,9 @@ class PlainLineReader {
     Way way;
     std::uint32_t feature;
   };
-  std::vector<Column> columns_;     // per file column
-  std::vector<std::size_t> kept_;   // the file columns whose cells are kept for after the scan
-  std::vector<std::string_view> cells_;  // their cells in the line at hand
+  std::vector<Column> columns_;  // per file column
+  // The line's cells other than plain numbers (file column, text), kept for after the scan.
+  std::vector<std::pair<std::size_t, std::string_view>> pending_;
   bool usable_;
 };
 
