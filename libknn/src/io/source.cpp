@@ -51,12 +51,6 @@ Source::~Source() {
   if (mapped_) ::munmap(mapped_, size_);
 }
 
-Source::Source(std::string name, std::string text) : name_(std::move(name)), owned_(std::move(text)) {
-  data_ = owned_.data();
-  size_ = owned_.size();
-  index();
-}
-
 void Source::map_file(int fd, std::size_t size) {
   // Mapped, not copied: the pages are the page cache's own. Each thread touches its share of them
   // first in the scan below, so their faults are taken in parallel.
@@ -98,16 +92,15 @@ void Source::scan_block(std::size_t k) {
   block_quote_[k] = std::memchr(p, '"', len) != nullptr;
 }
 
-// Turns the per-block facts into the file's: line ends before each block, the first NUL byte.
+// The facts of every block, by all threads, then the file's: line ends before each block, the
+// first NUL byte, whether there is a quote.
 void Source::index() {
   const std::size_t blocks = (size_ + kBlock - 1) / kBlock;
-  if (block_lines_.size() != blocks) {  // not scanned while read: scanned now
-    block_lines_.assign(blocks, 0);
-    block_nul_.assign(blocks, npos);
-    block_quote_.assign(blocks, 0);
+  block_lines_.assign(blocks, 0);
+  block_nul_.assign(blocks, npos);
+  block_quote_.assign(blocks, 0);
 #pragma omp parallel for schedule(static) if (blocks > 1)
-    for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(blocks); ++k) scan_block(static_cast<std::size_t>(k));
-  }
+  for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(blocks); ++k) scan_block(static_cast<std::size_t>(k));
   std::size_t before = 0;
   for (std::size_t k = 0; k < blocks; ++k) {
     const std::size_t n = block_lines_[k];

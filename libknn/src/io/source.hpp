@@ -17,8 +17,6 @@ class Source {
   /// read.
   explicit Source(const std::string& path);
   ~Source();
-  /// Text already in memory, named `name` in messages.
-  Source(std::string name, std::string text);
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
@@ -37,9 +35,7 @@ class Source {
  private:
   void map_file(int fd, std::size_t size);
   void read_stream(int fd);
-  /// The facts of block k, read already.
   void scan_block(std::size_t k);
-  /// Scans the blocks not scanned while read, then sums up.
   void index();
 
   std::string name_;
@@ -47,8 +43,9 @@ class Source {
   std::string owned_;
   const char* data_ = "";
   std::size_t size_ = 0;
-  // Per block of kBlock bytes, filled by scan_blocks: its line ends, first NUL byte, quote.
-  std::vector<std::size_t> block_lines_;  // then, by index(), the line ends before each block
+  // Per block of the text: its line ends (then, once summed, the line ends before it), its first
+  // NUL byte, whether it holds a quote.
+  std::vector<std::size_t> block_lines_;
   std::vector<std::size_t> block_nul_;
   std::vector<char> block_quote_;
   std::size_t first_nul_ = npos;
