@@ -30,8 +30,8 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Whole numbers of up to 7 digits (pixel values, counts) are exact in float: the fast path that
-/// most cells take, inline in the loop that reads them.
+/// Whole numbers of up to 7 digits, with a sign, are exact in float: they are read as integers
+/// (so "-0" is +0).
 inline bool parse_small_int(const char* b, const char* e, float& out) {
   bool neg = false;
   if (b != e && (*b == '-' || *b == '+')) neg = *b++ == '-';
@@ -48,8 +48,9 @@ inline bool parse_small_int(const char* b, const char* e, float& out) {
 }
 
 /// A plain number at [p, end): "-"? digits, or "-"? digits "." digits*, seven digits at most in
-/// all. Returns where it ends, with its value in `out`, or nullptr where the text there is no
-/// plain number (the caller reads the cell as classify_other does). The values are those of
+/// all: the way most cells are read, inline in the loops that read them. Returns where it ends,
+/// with its value in `out`, or nullptr where the text there is no plain number (the caller then
+/// reads the cell by the other rules, classify_other's). The values are those of
 /// parse_small_int and parse_float: the digits are exact in float and so is 10^k for k <= 7, so
 /// the one division rounds the exact quotient once, to nearest, as parse_float does (Clinger's
 /// fast path); "-0" is +0, as a whole number.
