@@ -10,9 +10,9 @@
 #include "distributed/gather.hpp"
 #include "io/column_names.hpp"
 #include "io/csv_reader.hpp"
-#include "io/source.hpp"
 #include "io/level_dictionary.hpp"
 #include "io/rows_read.hpp"
+#include "io/source.hpp"
 #include "knn/error.hpp"
 
 namespace knn {
