@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "core/placement.hpp"
-#include "io/csv_reader.hpp"
+#include "io/source.hpp"
 #include "io/model_format.hpp"
 #include "knn/error.hpp"
 #include "knn/io.hpp"
@@ -146,7 +146,7 @@ class ModelReader {
       if (!path_) return build(decode_model(static_cast<const std::uint8_t*>(data_), size_, name()));
       std::error_code ec;
       if (std::filesystem::is_directory(*path_, ec)) throw Error::at(*path_, 0, 0, "is a directory, not a model file");
-      const Source file(*path_);
+      const Source file(*path_, Source::Kind::binary);
       build(decode_model(reinterpret_cast<const std::uint8_t*>(file.data()), file.size(), file.name()));
     });
   }

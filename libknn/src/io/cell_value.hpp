@@ -2,6 +2,7 @@
 // What one CSV cell holds: a missing value (one of the NA tokens), a finite float32 number, a
 // number that float32 cannot hold (inf, nan, 1e999: an error in a numeric column), or text.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,8 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Whole numbers of up to 7 digits (pixel values, counts) are exact in float: the fast path that
-/// most cells take, inline in the loop that reads them.
+/// Whole numbers of up to 7 digits, with a sign, are exact in float: they are read as integers
+/// (so "-0" is +0).
 inline bool parse_small_int(const char* b, const char* e, float& out) {
   bool neg = false;
   if (b != e && (*b == '-' || *b == '+')) neg = *b++ == '-';
@@ -46,15 +47,45 @@ inline bool parse_small_int(const char* b, const char* e, float& out) {
   return true;
 }
 
+/// A plain number at [p, end): "-"? digits, or "-"? digits "." digits*, seven digits at most in
+/// all: the way most cells are read, inline in the loops that read them. Returns where it ends,
+/// with its value in `out`, or nullptr where the text there is no plain number (the caller then
+/// reads the cell by the other rules, classify_other's). The values are those of
+/// parse_small_int and parse_float: the digits are exact in float and so is 10^k for k <= 7, so
+/// the one division rounds the exact quotient once, to nearest, as parse_float does (Clinger's
+/// fast path); "-0" is +0, as a whole number.
+inline const char* scan_plain_number(const char* p, const char* end, float& out) {
+  const bool neg = p != end && *p == '-';
+  const char* q = p + neg;
+  const char* const whole = q;
+  std::uint32_t v = 0;
+  for (unsigned d; q != end && (d = static_cast<unsigned char>(*q) - unsigned{'0'}) < 10; ++q) v = v * 10 + d;
+  const std::ptrdiff_t digits = q - whole;
+  if (digits < 1 || digits > 7) return nullptr;
+  if (q == end || *q != '.') {
+    out = static_cast<float>(neg ? -static_cast<int>(v) : static_cast<int>(v));
+    return q;
+  }
+  const char* const frac = ++q;
+  for (unsigned d; q != end && (d = static_cast<unsigned char>(*q) - unsigned{'0'}) < 10; ++q) v = v * 10 + d;
+  const std::ptrdiff_t k = q - frac;
+  if (digits + k > 7) return nullptr;
+  static constexpr float kPow10[8] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f};
+  const float x = static_cast<float>(v) / kPow10[k];
+  out = neg ? -x : x;
+  return q;
+}
+
 /// classify_cell past the fast path.
 CellKind classify_other(std::string_view trimmed, const MissingTokens& na, float& value);
 
 /// The kind of the trimmed `cell`; `value` is set for a number.
 inline CellKind classify_cell(std::string_view cell, const MissingTokens& na, float& value) {
   const std::string_view t = trim(cell);
-  // Most cells are small whole numbers: they are taken before the tokens are compared, unless a
-  // token is itself a number (-999, say).
-  if (!na.has_number() && parse_small_int(t.data(), t.data() + t.size(), value)) return CellKind::number;
+  // Most cells are plain numbers: they are taken before the tokens are compared, unless a token
+  // is itself a number (-999, say).
+  const char* const end = t.data() + t.size();
+  if (!na.has_number() && !t.empty() && scan_plain_number(t.data(), end, value) == end) return CellKind::number;
   return classify_other(t, na, value);
 }
 

@@ -1,7 +1,6 @@
 #include "io/column_names.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -11,9 +10,13 @@ namespace knn::detail {
 
 namespace {
 
+// Case as names are compared without it: ASCII letters, as std::tolower in the "C" locale that
+// the library runs in, without a call per byte.
+char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 std::string lower(const std::string& s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = fold(c);
   return out;
 }
 
@@ -32,15 +35,20 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// Equal but for case, compared in place: a query file's columns are each matched against all of
+// the training file's (hundreds, for images), so no lowered copies are made.
+bool same_but_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return fold(x) == fold(y); });
+}
+
 }  // namespace
 
 std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names) {
   std::optional<std::size_t> exact, folded;
   std::size_t folded_count = 0;
-  const std::string low = lower(name);
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name && !exact) exact = i;
-    if (lower(names[i]) == low && folded_count++ == 0) folded = i;
+    if (same_but_case(names[i], name) && folded_count++ == 0) folded = i;
   }
   if (exact) return exact;
   if (folded_count == 1) return folded;

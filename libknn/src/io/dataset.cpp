@@ -12,6 +12,7 @@
 #include "io/csv_reader.hpp"
 #include "io/level_dictionary.hpp"
 #include "io/rows_read.hpp"
+#include "io/source.hpp"
 #include "knn/error.hpp"
 
 namespace knn {
@@ -83,6 +84,7 @@ std::set<std::size_t> named_features(const std::vector<std::string>& specs, cons
 // feature, read as categories whatever the cells hold (a shard told by the other ranks).
 Dataset load_training(const std::string& path, const CsvOptions& o, const std::vector<char>* text, RowsFound* found_out) {
   const Source source(path);
+  refuse_nul_bytes(source, o.delimiter);
   const std::string_view content = source.text();
   Dataset data;
   data.source = source.name();
@@ -145,13 +147,13 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   if (text)
     for (std::size_t f = 0; f < d; ++f)
       if ((*text)[f]) plan.read_as[f] = ReadAs::text;
-  RowsFound found = read_data_rows(data.source, content, o, plan, data);
+  RowsFound found = read_data_rows(source, o, plan, data);
   if (found.any_text()) {
     // A text cell makes its column categorical: the rows are read again with those columns as text.
     for (std::size_t f = 0; f < d; ++f)
       if (found.text[f]) plan.read_as[f] = ReadAs::text;
     clear_rows(data);
-    found = read_data_rows(data.source, content, o, plan, data);
+    found = read_data_rows(source, o, plan, data);
   }
   data.feature_types.assign(d, ColumnType::numeric);
   for (std::size_t f = 0; f < d; ++f)
@@ -268,6 +270,7 @@ Dataset load_csv_sharded(const std::string& path, const CsvOptions& o, const Com
 Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {
   using namespace detail;
   const Source source(path);
+  refuse_nul_bytes(source, o.delimiter);
   const std::string_view content = source.text();
   Dataset data;
   data.source = source.name();
@@ -371,7 +374,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   plan.read_as.assign(d, ReadAs::number);
   for (std::size_t f = 0; f < d; ++f)
     if (train.feature_types.size() == d && train.feature_types[f] == ColumnType::categorical) plan.read_as[f] = ReadAs::text;
-  read_data_rows(data.source, content, o, plan, data);
+  read_data_rows(source, o, plan, data);
   data.feature_types = train.feature_types.size() == d ? train.feature_types : std::vector<ColumnType>(d, ColumnType::numeric);
   return data;
 }

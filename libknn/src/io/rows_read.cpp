@@ -3,235 +3,191 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <iterator>
-#include <limits>
 
 #include <omp.h>
 
 #include "io/csv_reader.hpp"
 #include "io/level_dictionary.hpp"
+#include "io/page_memory.hpp"
+#include "io/plain_lines.hpp"
+#include "io/row_writer.hpp"
+#include "io/source.hpp"
 #include "knn/error.hpp"
 
 namespace knn::detail {
 
 bool RowsFound::any_text() const { return std::find(text.begin(), text.end(), 1) != text.end(); }
 
-namespace {
-
-constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
-
-std::string column_label(const std::vector<std::string>& names, std::size_t col) { return "column " + quote(names[col]); }
-
-// One reader's state beside the rows it adds to its Dataset.
-struct PartState {
-  std::vector<char> text;              // per feature read as infer: a text cell was seen
-  std::vector<LevelDictionary> levels;  // per feature read as text
-  std::vector<std::size_t> record_of_row;  // with drop_missing: the part's record index of each kept row
-  std::size_t records = 0;
-  std::size_t dropped_whole = 0;
-  // Per feature read as infer: the first number that float32 cannot hold (line, message). An
-  // error unless a text cell makes the column categorical after all.
-  std::vector<std::pair<std::size_t, std::string>> not_finite;  // a shard read from the whole file: the rows the whole file dropped
-
-  explicit PartState(std::size_t features) : text(features, 0), levels(features), not_finite(features) {}
-};
-
-// Reads the data rows: the next records, or (advance_first false) the one already read first. A chunk of
-// a larger file (allow_empty) may hold no rows. With `dest`, row i's features are written to
-// dest + i * d (the caller has room for every record) instead of growing data.features.values.
-void read_rows(CsvReader& reader, const ReadPlan& plan, Dataset& data, PartState& st, bool advance_first,
-               bool allow_empty = false, float* dest = nullptr, std::size_t dest_rows = 0) {
-  const std::size_t ncols = plan.role.size(), d = data.feature_names.size();
-  std::vector<float>& values = data.features.values;
-  std::size_t rows = 0;
-  std::string_view label, id;
-  for (bool have = advance_first ? reader.next() : true; have; have = reader.next()) {
-    const auto& cells = reader.cells();
-    if (cells.size() != ncols) {
-      const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
-      throw Error::at(reader.name(), reader.line(), col,
-                      "expected " + std::to_string(ncols) + " fields, found " + std::to_string(cells.size()) +
-                          (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
-                                                : " (last value " + quote(cells.back()) + ")"));
-    }
-    float* out = nullptr;
-    if (dest) {
-      if (rows == dest_rows) throw Error::at(reader.name(), reader.line(), 0, "more rows than lines (internal error)");
-      out = dest + rows * d;
-    } else {
-      const std::size_t base = values.size();
-      values.resize(base + d);
-      out = values.data() + base;
-    }
-    bool missing_feature = false, missing_label = false, has_label = false, has_id = false;
-    for (std::size_t c = 0; c < ncols; ++c) {
-      const long r = plan.role[c];
-      if (r >= 0) {
-        const auto f = static_cast<std::size_t>(r);
-        float v = kMissing;
-        if (plan.read_as[f] == ReadAs::text) {
-          const std::string_view t = trim(cells[c]);
-          if (plan.na.contains(t)) missing_feature = true;
-          else v = st.levels[f].code(t);
-        } else {
-          switch (classify_cell(cells[c], plan.na, v)) {
-            case CellKind::number: break;
-            case CellKind::missing: missing_feature = true; v = kMissing; break;
-            case CellKind::not_finite: {
-              std::string message = Error::at(reader.name(), reader.line(), c + 1,
-                                              "not a finite number: " + quote(cells[c]) + " in " + column_label(data.column_names, c))
-                                        .detail();
-              if (plan.read_as[f] == ReadAs::number) throw Error(message);
-              if (st.not_finite[f].second.empty()) st.not_finite[f] = {reader.line(), std::move(message)};
-              v = kMissing;
-              break;
-            }
-            case CellKind::text:
-              if (plan.read_as[f] == ReadAs::number)
-                throw Error::at(reader.name(), reader.line(), c + 1,
-                                "not a finite number: " + quote(cells[c]) + " in " + column_label(data.column_names, c) +
-                                    (plan.numbers_from.empty() ? ", which " + param("numeric") + " reads as numbers"
-                                                               : ", a numeric column in " + plan.numbers_from));
-              st.text[f] = 1;  // the column is categorical: the caller reads the file again
-              v = kMissing;
-              break;
-          }
-        }
-        out[f] = v;
-      } else if (r == kLabel) {
-        label = trim(cells[c]);
-        has_label = true;
-        if (label.empty() || plan.na.contains(label)) {
-          missing_label = true;
-          if (plan.training && !plan.drop_missing)
-            throw Error::at(reader.name(), reader.line(), c + 1,
-                            "missing label " + quote(cells[c]) + " in " + column_label(data.column_names, c) +
-                                " (rows with a missing label can be dropped with " + param("drop_missing") + ")");
-        }
-      } else if (r == kId) {
-        id = trim(cells[c]);
-        has_id = true;
-      }
-    }
-    const std::size_t record = st.records++;
-    if (plan.training && plan.drop_missing && (missing_label || (plan.drop_features && missing_feature))) {
-      if (!dest) values.resize(values.size() - d);
-      continue;
-    }
-    if (has_label) {
-      if (missing_label) {
-        data.missing_labels.push_back(data.labels.size());
-        data.labels.emplace_back();
-      } else {
-        data.labels.emplace_back(label);
-      }
-    }
-    if (has_id) data.ids.emplace_back(id);
-    if (plan.drop_missing) st.record_of_row.push_back(record);
-    data.lines.push_back(reader.line());
-    ++rows;
-  }
-  data.features.rows = rows;
-  data.features.cols = d;
-  if (rows == 0 && !allow_empty) throw Error::at(reader.name(), 0, 0, st.records ? "no data rows left once rows with a missing value are dropped" : "no data rows");
+PartCuts& part_cuts() {
+  static PartCuts cuts;
+  return cuts;
 }
 
-// Large files without quotes are parsed in parallel: the rows after `start` are cut into one
-// chunk per thread at line ends, each chunk read by its own reader, and the parts joined in file
-// order. The first error in file order is the one reported. (With quotes, a line end may sit
-// inside a field, so such files are read in order.) Every chunk writes its rows straight into the
-// one matrix, at a place sized by its line count (a row takes at least one line); blank and
-// dropped lines leave gaps, closed afterwards, so the features are never held twice.
-void read_rows_parallel(const std::string& name, std::string_view content, std::size_t start, const ReadPlan& plan,
-                        Dataset& data, PartState& st, char delimiter, bool allow_empty) {
-  const int threads = omp_get_max_threads();
-  const char* base = content.data();
-  const std::size_t size = content.size();
-  std::vector<std::size_t> cut{start};
-  for (int t = 1; t < threads; ++t) {
-    std::size_t at = std::max(cut.back(), start + (size - start) / static_cast<std::size_t>(threads) * static_cast<std::size_t>(t));
-    const void* nl = at < size ? std::memchr(base + at, '\n', size - at) : nullptr;
-    cut.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : size);
+namespace {
+
+// One record read by the record reader: a ragged row is refused, then each cell goes by its
+// column's role.
+void read_record(const CsvReader& reader, const ReadPlan& plan, RowWriter& w) {
+  const auto& cells = reader.cells();
+  const std::size_t ncols = plan.role.size();
+  if (cells.size() != ncols) {
+    const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
+    throw Error::at(reader.name(), reader.line(), col,
+                    "expected " + std::to_string(ncols) + " fields, found " + std::to_string(cells.size()) +
+                        (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
+                                              : " (last value " + quote(cells.back()) + ")"));
   }
-  cut.push_back(size);
+  float* out = w.slot(reader.line());
+  RowCells row;
+  for (std::size_t c = 0; c < ncols; ++c) {
+    const long r = plan.role[c];
+    if (r >= 0) {
+      const auto f = static_cast<std::size_t>(r);
+      if (plan.read_as[f] == ReadAs::text)
+        w.text_cell(f, cells[c], out[f], row);
+      else
+        w.number_cell(reader.line(), c, f, cells[c], out[f], row);
+    } else if (r == kLabel) {
+      w.label_cell(reader.line(), c, cells[c], row);
+    } else if (r == kId) {
+      RowWriter::id_cell(cells[c], row);
+    }
+  }
+  w.finish_row(reader.line(), row);
+}
+
+// Where the data rows of a file without quotes start: after the header record, or at the start
+// (past a byte order mark).
+std::size_t data_start(const Source& src, const CsvOptions& o) {
+  if (o.header) {
+    CsvReader reader(src.name(), src.data(), src.data() + src.size(), o.delimiter);
+    reader.next();
+    return static_cast<std::size_t>(reader.position() - src.data());
+  }
+  return src.text().substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+}
+
+// The offsets where the parts of [start, stop) begin, then `stop`: one part, or (`split`) one per
+// thread or where part_cuts() says, each cut moved forward to a line start.
+std::vector<std::size_t> part_bounds(const Source& src, std::size_t start, std::size_t stop, bool split) {
+  std::vector<std::size_t> cut{start};
+  if (split) {
+    std::vector<std::size_t> wanted = part_cuts().at;
+    if (wanted.empty()) {
+      const auto threads = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
+      for (std::size_t t = 1; t < threads; ++t) wanted.push_back(start + (stop - start) / threads * t);
+    }
+    const char* const base = src.data();
+    for (std::size_t at : wanted) {
+      at = std::min(std::max(at, cut.back()), stop);
+      if (at != start && at != stop && base[at - 1] != '\n') {
+        const void* nl = std::memchr(base + at, '\n', stop - at);
+        at = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : stop;
+      }
+      cut.push_back(at);
+    }
+  }
+  cut.push_back(stop);
+  return cut;
+}
+
+// Adds the texts of one part's column to the whole file's dictionary, in the order the part met
+// them (the order one reader would have met them in), and rewrites the part's codes to match.
+void merge_levels(LevelDictionary& all, const LevelDictionary& part, Matrix& m, std::size_t col, std::size_t first,
+                  std::size_t last) {
+  std::vector<float> to(part.size());
+  bool same = true;
+  for (std::size_t k = 0; k < part.size(); ++k) {
+    to[k] = all.code(part.texts()[k]);
+    same = same && to[k] == static_cast<float>(k);
+  }
+  if (!same) remap_column(m, col, first, last, to);
+}
+
+// Reads the parts [cut[i], cut[i + 1]) of the source, in parallel where there are several, each
+// by its own reader: plain lines by the plain-line reader, the others a record at a time.
+// `skip_header`: one part, starting at the header. Each part writes its rows straight into the
+// one matrix, at a place sized by its line count (a row takes at least one line); blank and
+// dropped lines leave gaps, closed afterwards, so the features are never held twice. The first
+// error in file order is the one thrown.
+void read_parts(const Source& src, const std::vector<std::size_t>& cut, bool skip_header, const ReadPlan& plan,
+                Dataset& data, PartState& st, char delimiter, bool allow_empty) {
   const std::size_t parts = cut.size() - 1, d = data.feature_names.size();
-  std::vector<std::size_t> first_row(parts + 1, 0);
-  for (std::size_t i = 0; i < parts; ++i)
-    first_row[i + 1] = first_row[i] + (cut[i + 1] > cut[i] ? static_cast<std::size_t>(std::count(base + cut[i], base + cut[i + 1], '\n')) + 1 : 0);
+  const char* const base = src.data();
+  std::vector<std::size_t> before(parts + 1), first_row(parts + 1, 0);
+  for (std::size_t i = 0; i <= parts; ++i) before[i] = src.lines_before(cut[i]);
+  for (std::size_t i = 0; i < parts; ++i) {
+    const bool unended = cut[i + 1] > cut[i] && base[cut[i + 1] - 1] != '\n';  // a last line without '\n'
+    first_row[i + 1] = first_row[i] + before[i + 1] - before[i] + (unended ? 1 : 0);
+  }
   std::vector<float>& values = data.features.values;
-  values.assign(first_row[parts] * d, 0.0f);
+  resize_prepared(values, first_row[parts] * d);
+  data.features.cols = d;
   std::vector<Dataset> part(parts);
-  std::vector<PartState> state(parts, PartState(d));
-  std::vector<std::string> error(parts);
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
+  std::vector<PartState> state;
+  state.reserve(parts);
+  for (std::size_t i = 0; i < parts; ++i) state.emplace_back(d);
+  std::vector<std::exception_ptr> error(parts);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts)) if (parts > 1)
   for (std::ptrdiff_t p = 0; p < static_cast<std::ptrdiff_t>(parts); ++p) {
     const auto i = static_cast<std::size_t>(p);
     try {
       Dataset& pd = part[i];
       pd.column_names = data.column_names;
       pd.feature_names = data.feature_names;
-      const auto lines_before = static_cast<std::size_t>(std::count(base, base + cut[i], '\n'));
-      CsvReader reader(name, base + cut[i], base + cut[i + 1], delimiter, lines_before, true);
-      read_rows(reader, plan, pd, state[i], true, true, values.data() + first_row[i] * d, first_row[i + 1] - first_row[i]);
-    } catch (const std::exception& e) {
-      error[i] = e.what();
+      CsvReader reader(src.name(), base + cut[i], base + cut[i + 1], delimiter, before[i], cut[i] == 0);
+      if (skip_header) reader.next();
+      RowWriter w(src.name(), plan, pd, state[i], values.data() + first_row[i] * d, first_row[i + 1] - first_row[i]);
+      PlainLineReader plain(plan);
+      for (;;) {
+        plain.read(reader, w);
+        if (!reader.next()) break;
+        read_record(reader, plan, w);
+      }
+      pd.features.rows = w.rows();
+    } catch (...) {
+      error[i] = std::current_exception();
     }
   }
   for (const auto& e : error)
-    if (!e.empty()) throw Error(e);
-  std::size_t rows = 0;
-  for (const auto& pd : part) rows += pd.features.rows;
-  if (rows == 0 && !allow_empty) throw Error::at(name, 0, 0, "no data rows");
+    if (e) std::rethrow_exception(e);
   std::size_t at = 0;
   for (std::size_t i = 0; i < parts; ++i) {
     Dataset& p = part[i];
-    if (at != first_row[i] && p.features.rows)
-      std::memmove(values.data() + at * d, values.data() + first_row[i] * d, p.features.rows * d * sizeof(float));
+    const std::size_t rows = p.features.rows;
+    if (at != first_row[i] && rows)
+      std::memmove(values.data() + at * d, values.data() + first_row[i] * d, rows * d * sizeof(float));
     const std::size_t labels_before = data.labels.size();
     for (std::size_t m : p.missing_labels) data.missing_labels.push_back(labels_before + m);
-    at += p.features.rows;
     data.labels.insert(data.labels.end(), std::make_move_iterator(p.labels.begin()), std::make_move_iterator(p.labels.end()));
     data.ids.insert(data.ids.end(), std::make_move_iterator(p.ids.begin()), std::make_move_iterator(p.ids.end()));
     data.lines.insert(data.lines.end(), p.lines.begin(), p.lines.end());
     for (std::size_t f = 0; f < d; ++f) {
       st.text[f] = static_cast<char>(st.text[f] | state[i].text[f]);
       if (st.not_finite[f].second.empty()) st.not_finite[f] = std::move(state[i].not_finite[f]);
+      if (plan.read_as[f] == ReadAs::text) merge_levels(st.levels[f], state[i].levels[f], data.features, f, at, at + rows);
     }
     for (std::size_t r : state[i].record_of_row) st.record_of_row.push_back(st.records + r);
     st.records += state[i].records;
+    at += rows;
   }
-  values.resize(rows * d);
-  data.features.rows = rows;
-  data.features.cols = d;
-}
-
-constexpr std::size_t kParallelFrom = 4 << 20;
-
-// Where the data rows of a file without quotes start: after the header line, or after a BOM.
-std::size_t data_start(std::string_view content, const CsvOptions& o) {
-  if (o.header) {
-    const auto nl = content.find('\n');
-    return nl == std::string_view::npos ? content.size() : nl + 1;
-  }
-  return content.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-}
-
-bool reads_text(const ReadPlan& plan) {
-  return std::find(plan.read_as.begin(), plan.read_as.end(), ReadAs::text) != plan.read_as.end();
+  values.resize(at * d);
+  data.features.rows = at;
+  if (at == 0 && !allow_empty)
+    throw Error::at(src.name(), 0, 0, st.records ? "no data rows left once rows with a missing value are dropped" : "no data rows");
 }
 
 // The rows of the whole file.
-void read_all_rows(const std::string& name, std::string_view content, const CsvOptions& o, const ReadPlan& plan,
-                   Dataset& data, PartState& st) {
-  // Text columns are read in order: their codes come from one dictionary.
-  if (o.delimiter == ',' && content.size() >= kParallelFrom && omp_get_max_threads() > 1 && !reads_text(plan) &&
-      content.find('"') == std::string_view::npos) {
-    read_rows_parallel(name, content, data_start(content, o), plan, data, st, o.delimiter, false);
+void read_all_rows(const Source& src, const CsvOptions& o, const ReadPlan& plan, Dataset& data, PartState& st) {
+  if (src.has_quote()) {  // a line end may sit inside a field: one reader, in order
+    read_parts(src, {0, src.size()}, o.header, plan, data, st, o.delimiter, false);
     return;
   }
-  CsvReader reader(name, content.data(), content.data() + content.size(), o.delimiter);
-  if (o.header) reader.next();
-  read_rows(reader, plan, data, st, true);
+  const std::size_t start = data_start(src, o);
+  const bool split = src.size() - start >= part_cuts().parallel_from;
+  read_parts(src, part_bounds(src, start, src.size(), split), false, plan, data, st, o.delimiter, false);
 }
 
 template <class T>
@@ -245,12 +201,9 @@ void keep_range(std::vector<T>& v, std::size_t b, std::size_t e) {
 // same cuts, so each row belongs to exactly one. With quotes a line end may sit inside a field:
 // the file is read through and the shard's share of the rows kept. Returns whether the records
 // counted are the shard's own (true) or the whole file's.
-bool read_shard_rows(const std::string& name, std::string_view content, const CsvOptions& o, const ReadPlan& plan,
-                     Dataset& data, PartState& st) {
-  if (content.find('"') != std::string_view::npos) {
-    CsvReader reader(name, content.data(), content.data() + content.size(), o.delimiter);
-    if (o.header) reader.next();
-    read_rows(reader, plan, data, st, true, true);
+bool read_shard_rows(const Source& src, const CsvOptions& o, const ReadPlan& plan, Dataset& data, PartState& st) {
+  if (src.has_quote()) {
+    read_parts(src, {0, src.size()}, o.header, plan, data, st, o.delimiter, true);
     const std::size_t n = data.features.rows, d = data.feature_names.size();
     const std::size_t b = n * o.shard / o.shards, e = n * (o.shard + 1) / o.shards;
     st.dropped_whole = st.records - n;
@@ -267,7 +220,8 @@ bool read_shard_rows(const std::string& name, std::string_view content, const Cs
     data.features.rows = e - b;
     return false;
   }
-  const std::size_t start = data_start(content, o), size = content.size();
+  const std::string_view content = src.text();
+  const std::size_t start = data_start(src, o), size = content.size();
   const auto cut = [&](std::size_t t) -> std::size_t {
     const std::size_t at = start + (size - start) / o.shards * t + (size - start) % o.shards * t / o.shards;
     if (t == 0 || at <= start) return start;
@@ -276,24 +230,17 @@ bool read_shard_rows(const std::string& name, std::string_view content, const Cs
     return nl == std::string_view::npos ? size : nl + 1;
   };
   const std::size_t b = cut(o.shard), e = cut(o.shard + 1);
-  if (e - b >= kParallelFrom && omp_get_max_threads() > 1 && !reads_text(plan)) {
-    read_rows_parallel(name, content.substr(0, e), b, plan, data, st, o.delimiter, true);
-    return true;
-  }
-  const auto lines_before = static_cast<std::size_t>(std::count(content.data(), content.data() + b, '\n'));
-  CsvReader part(name, content.data() + b, content.data() + e, o.delimiter, lines_before, true);
-  read_rows(part, plan, data, st, true, true);
+  read_parts(src, part_bounds(src, b, e, e - b >= part_cuts().parallel_from), false, plan, data, st, o.delimiter, true);
   return true;
 }
 
 }  // namespace
 
-RowsFound read_data_rows(const std::string& name, std::string_view content, const CsvOptions& o, const ReadPlan& plan,
-                         Dataset& data) {
+RowsFound read_data_rows(const Source& source, const CsvOptions& o, const ReadPlan& plan, Dataset& data) {
   const std::size_t d = data.feature_names.size();
   PartState st(d);
-  const bool shard_relative = o.shards > 1 ? read_shard_rows(name, content, o, plan, data, st) : false;
-  if (o.shards <= 1) read_all_rows(name, content, o, plan, data, st);
+  const bool shard_relative = o.shards > 1 ? read_shard_rows(source, o, plan, data, st) : false;
+  if (o.shards <= 1) read_all_rows(source, o, plan, data, st);
   // A number float32 cannot hold, in a column that no text cell made categorical: the first in
   // file order is the error.
   const std::pair<std::size_t, std::string>* bad = nullptr;

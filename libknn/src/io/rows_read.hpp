@@ -1,8 +1,8 @@
 #pragma once
 // Reading the data rows of a CSV file into a Dataset, by a plan that says what each column is:
 // a feature (read as numbers, as text, or either until a text cell decides), the label, the
-// identifier, or left out. Large files without quotes are read in parallel; a shard of a file
-// reads only its own range of rows.
+// identifier, or left out. Files without quotes are read by all threads, each its own part of
+// the lines; a shard of a file reads only its own range of rows.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -40,10 +40,20 @@ struct RowsFound {
   bool any_text() const;
 };
 
-/// Reads every data row of `content` (a whole file; with a header, its first line is skipped)
-/// into `data`, whose column names and features are set, or with o.shards > 1 only shard
-/// o.shard's rows. Features read as text get their levels (Dataset::levels) sorted.
-RowsFound read_data_rows(const std::string& name, std::string_view content, const CsvOptions& o, const ReadPlan& plan,
-                         Dataset& data);
+/// How the rows of a file without quotes are cut among threads: from `parallel_from` bytes of
+/// data rows on, into one part per thread at line ends. Tests cut small files where they choose
+/// (`at`: offsets into the file, each moved forward to the next line start) instead.
+struct PartCuts {
+  std::size_t parallel_from = std::size_t{4} << 20;
+  std::vector<std::size_t> at;
+};
+PartCuts& part_cuts();
+
+class Source;
+
+/// Reads every data row of `source` (with a header, its first record is skipped) into `data`,
+/// whose column names and features are set, or with o.shards > 1 only shard o.shard's rows.
+/// Features read as text get their levels (Dataset::levels) sorted.
+RowsFound read_data_rows(const Source& source, const CsvOptions& o, const ReadPlan& plan, Dataset& data);
 
 }  // namespace knn::detail

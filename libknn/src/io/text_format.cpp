@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace knn {
 
@@ -34,10 +35,21 @@ std::optional<float> parse_float(const char* b, const char* e) {
   if (ec == std::errc::result_out_of_range) {
     // Tiny values underflow to a subnormal or zero, as a double-to-float conversion would; values
     // beyond float's range are refused rather than turned into infinities.
-    const std::string text(b, e);
+    // strtod wants a terminated string: a short one is copied to the stack, not the heap.
+    char small[64];
+    std::string large;
+    const auto n = static_cast<std::size_t>(e - b);
+    const char* text = small;
+    if (n < sizeof small) {
+      std::memcpy(small, b, n);
+      small[n] = '\0';
+    } else {
+      large.assign(b, e);
+      text = large.c_str();
+    }
     char* end = nullptr;
-    const double d = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !(std::fabs(d) < 1.0)) return std::nullopt;
+    const double d = std::strtod(text, &end);
+    if (end != text + n || !(std::fabs(d) < 1.0)) return std::nullopt;
     f = static_cast<float>(d);
   } else if (ec != std::errc()) {
     return std::nullopt;

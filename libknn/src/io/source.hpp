@@ -1,0 +1,62 @@
+#pragma once
+// The whole text of a CSV file, and what the readers must know of it before they parse: where
+// its first NUL byte is, whether it holds a quote, and how many lines end before a given byte (so
+// that threads start their parts with the right line numbers and rows). All threads find these
+// at once, in blocks, touching the text for the first time.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace knn::detail {
+
+class Source {
+ public:
+  /// Reads `path` ("-": standard input): a regular file is mapped into memory (no copy), anything
+  /// else read to its end. Throws knn::Error naming the path when it is a folder or cannot be
+  /// read.
+  /// A binary file (a model file) is not indexed: its line ends, NUL bytes and quotes mean nothing.
+  enum class Kind { text, binary };
+  explicit Source(const std::string& path, Kind kind = Kind::text);
+  ~Source();
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::string_view text() const { return {data_, size_}; }
+  const std::string& name() const { return name_; }
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  /// Offset of the first NUL byte, npos when there is none.
+  std::size_t first_nul() const { return first_nul_; }
+  bool has_quote() const { return has_quote_; }
+  /// Line ends ('\n') among the first `offset` bytes.
+  std::size_t lines_before(std::size_t offset) const;
+
+ private:
+  void map_file(int fd, std::size_t size);
+  void read_stream(int fd);
+  void scan_block(std::size_t k);
+  void index();
+
+  std::string name_;
+  Kind kind_;
+  void* mapped_ = nullptr;
+  std::string owned_;
+  const char* data_ = "";
+  std::size_t size_ = 0;
+  // Per block of the text: its line ends (then, once summed, the line ends before it), its first
+  // NUL byte, whether it holds a quote.
+  std::vector<std::size_t> block_lines_;
+  std::vector<std::size_t> block_nul_;
+  std::vector<char> block_quote_;
+  std::size_t first_nul_ = npos;
+  bool has_quote_ = false;
+};
+
+/// Refuses a text with a NUL byte (binary data, whose lines a reader would end at the NUL),
+/// naming the line and field of the first one.
+void refuse_nul_bytes(const Source& source, char delimiter);
+
+}  // namespace knn::detail
