@@ -51,6 +51,11 @@ class KnnModel {
   /// of the rows and this returns global row indices, the same on every rank.
   Neighbors kneighbors(const Matrix& queries) const;
   Neighbors kneighbors(const Dataset& queries) const { return kneighbors(encode(queries)); }
+  /// The same for k nearest (1..training rows) in place of params().k.
+  Neighbors kneighbors(const Matrix& queries, std::size_t k) const;
+  /// The k nearest of every training row (global row order) among the other training rows: a
+  /// row is never its own neighbour, as in leave-one-out; k from 1 to the training rows less one.
+  Neighbors kneighbors_of_train(std::size_t k) const;
 
  protected:
   void fit_features(const Matrix& features);
@@ -58,8 +63,8 @@ class KnnModel {
   void fit_dataset(const Dataset& data);
   /// Fits the model on rows that `prep` (fitted) made; it becomes the model's preprocessing.
   void fit_encoded(const Matrix& features, Preprocessor& prep);
-  /// The neighbours, and per neighbour the payload_ of its row (from whichever rank holds it).
-  Neighbors kneighbors(const Matrix& queries, std::vector<double>& payload) const;
+  /// The k nearest, and per neighbour the payload_ of its row (from whichever rank holds it).
+  Neighbors kneighbors(const Matrix& queries, std::size_t k, std::vector<double>& payload) const;
   ModelParams params_;
   std::shared_ptr<const detail::Placement> placement_;  // the rows here, or sharded over params_.backend.comm
   std::size_t offset_ = 0;                              // global index of the first local row
