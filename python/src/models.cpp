@@ -1,0 +1,150 @@
+// The library's three models, as the Python estimators hold them: fitted on float32 rows, searched
+// and voted without the GIL. Class labels arrive as ids 0..C-1 (the Python layer keeps the labels
+// themselves), so the model's classes are those ids in order.
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "knn/model.hpp"
+
+namespace knn::py {
+
+namespace {
+
+using Ids = pybind11::array_t<std::int64_t, pybind11::array::c_style>;
+using Targets = pybind11::array_t<double, pybind11::array::c_style>;
+
+// A model and the lines its backend factory reported (a GPU the driver lists but cannot use),
+// raised as warnings once the GIL is held again.
+template <class Model>
+struct Held {
+  std::shared_ptr<std::vector<std::string>> notices = std::make_shared<std::vector<std::string>>();
+  Model model;
+
+  Held(std::size_t k, const std::string& weights, const std::string& metric, const std::string& scaling,
+       const std::string& device, const std::string& precision, int threads)
+      : model(without_gil(estimator_spelling(), [&] {
+          ModelParams p;
+          p.k = k;
+          p.weights = Weights::parse(weights);
+          p.metric = parse_metric(metric);
+          p.scaling = parse_scaling(scaling);
+          p.backend.device = parse_device(device);
+          p.backend.precision = parse_precision(precision);
+          p.backend.threads = threads;
+          p.backend.notice = [list = notices](const std::string& line) { list->push_back(line); };
+          return p;
+        })) {}
+
+  void warn() {
+    std::vector<std::string> lines;
+    lines.swap(*notices);
+    for (const auto& line : lines)
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, line.c_str(), 1) < 0) throw pybind11::error_already_set();
+  }
+};
+
+const char* const kInitDoc = "Parameters in the library's spelling (knn/model.hpp); threads 0: every core.";
+
+// The constructor and what every model has: its search, at any k, of given rows or of its own.
+template <class Model>
+pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name) {
+  using H = Held<Model>;
+  pybind11::class_<H> c(m, name);
+  c.def(pybind11::init<std::size_t, const std::string&, const std::string&, const std::string&, const std::string&,
+                       const std::string&, int>(),
+        pybind11::arg("k"), pybind11::arg("weights"), pybind11::arg("metric"), pybind11::arg("scaling"),
+        pybind11::arg("device"), pybind11::arg("precision"), pybind11::arg("threads"), kInitDoc);
+  c.def(
+      "kneighbors",
+      [](const H& h, const FloatRows& x, std::size_t k) {
+        const RowsView rows = rows_of(x, "X");
+        return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors(rows.matrix(), k); }));
+      },
+      pybind11::arg("X").noconvert(), pybind11::arg("k"),
+      "(distances, indices) of the k nearest training rows of each row of X.");
+  c.def(
+      "kneighbors_of_train",
+      [](const H& h, std::size_t k) {
+        return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors_of_train(k); }));
+      },
+      pybind11::arg("k"), "(distances, indices) of the k nearest other training rows of each training row.");
+  c.def_property_readonly("train_size", [](const H& h) { return h.model.train_size(); });
+  c.def_property_readonly("k", [](const H& h) { return h.model.params().k; });
+  c.def_property_readonly("backend", [](const H& h) { return std::string(h.model.backend().name()); });
+  return c;
+}
+
+}  // namespace
+
+void bind_models(pybind11::module_& m) {
+  bind_model<NearestNeighbors>(m, "NearestNeighbors")
+      .def(
+          "fit",
+          [](Held<NearestNeighbors>& h, const FloatRows& x) {
+            const RowsView rows = rows_of(x, "X");
+            without_gil(estimator_spelling(), [&] { h.model.fit(rows.matrix()); });
+            h.warn();
+          },
+          pybind11::arg("X").noconvert());
+
+  bind_model<KnnClassifier>(m, "KnnClassifier")
+      .def(
+          "fit",
+          [](Held<KnnClassifier>& h, const FloatRows& x, const Ids& y) {
+            const RowsView rows = rows_of(x, "X");
+            const std::vector<std::int64_t> ids = vector_of<std::int64_t>(y, rows.rows, "y");
+            without_gil(estimator_spelling(), [&] {
+              std::vector<std::string> labels(ids.size());
+              for (std::size_t i = 0; i < ids.size(); ++i) labels[i] = std::to_string(ids[i]);
+              h.model.fit(rows.matrix(), labels);
+            });
+            h.warn();
+          },
+          pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert(),
+          "Fits on rows X and class ids y (0..C-1, each present): the model's classes are the ids in order.")
+      .def(
+          "predict_ids",
+          [](const Held<KnnClassifier>& h, const FloatRows& x) {
+            const RowsView rows = rows_of(x, "X");
+            std::vector<int> ids = without_gil(estimator_spelling(), [&] { return h.model.predict_ids(rows.matrix()); });
+            return owned_array(std::move(ids), {static_cast<pybind11::ssize_t>(rows.rows)});
+          },
+          pybind11::arg("X").noconvert())
+      .def(
+          "predict_proba",
+          [](const Held<KnnClassifier>& h, const FloatRows& x) {
+            const RowsView rows = rows_of(x, "X");
+            std::vector<double> p = without_gil(estimator_spelling(), [&] { return h.model.predict_proba(rows.matrix()); });
+            const auto classes = static_cast<pybind11::ssize_t>(h.model.classes().size());
+            return owned_array(std::move(p), {static_cast<pybind11::ssize_t>(rows.rows), classes});
+          },
+          pybind11::arg("X").noconvert())
+      .def_property_readonly("n_classes", [](const Held<KnnClassifier>& h) { return h.model.classes().size(); });
+
+  bind_model<KnnRegressor>(m, "KnnRegressor")
+      .def(
+          "fit",
+          [](Held<KnnRegressor>& h, const FloatRows& x, const Targets& y) {
+            const RowsView rows = rows_of(x, "X");
+            const std::vector<double> targets = vector_of<double>(y, rows.rows, "y");
+            without_gil(estimator_spelling(), [&] { h.model.fit(rows.matrix(), targets); });
+            h.warn();
+          },
+          pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert())
+      .def(
+          "predict",
+          [](const Held<KnnRegressor>& h, const FloatRows& x) {
+            const RowsView rows = rows_of(x, "X");
+            std::vector<double> p = without_gil(estimator_spelling(), [&] { return h.model.predict(rows.matrix()); });
+            return owned_array(std::move(p), {static_cast<pybind11::ssize_t>(rows.rows)});
+          },
+          pybind11::arg("X").noconvert());
+}
+
+}  // namespace knn::py
