@@ -1,6 +1,8 @@
 # Dependencies come from Debian's packages: libeigen3-dev, libcxxopts-dev, libfccp-dev, googletest,
-# nlohmann-json3-dev.
+# nlohmann-json3-dev, zlib1g-dev.
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+# The model files' checksum (CRC-32), Debian's zlib1g-dev.
+find_package(ZLIB REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
 

@@ -4,7 +4,7 @@
 # too; the build works without them.
 set -euo pipefail
 
-required=(cmake ninja-build g++ libeigen3-dev libcxxopts-dev libfccp-dev libgtest-dev googletest nlohmann-json3-dev)
+required=(cmake ninja-build g++ libeigen3-dev libcxxopts-dev libfccp-dev libgtest-dev googletest nlohmann-json3-dev zlib1g-dev)
 # The sanitizer preset: clang with its sanitizer and libFuzzer runtimes, and LLVM's OpenMP.
 required+=(clang libclang-rt-14-dev libomp-dev)
 # Sharded training sets over MPI ranks (the tests run mpirun -np 2..4).

@@ -7,6 +7,7 @@
 #include "knn/error.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "saved_model.hpp"
 #include "settings.hpp"
 #include "subcommands.hpp"
 
@@ -22,6 +23,8 @@ constexpr const char* kUsage =
     "  knn-cli evaluate  --train FILE [--test FILE | --folds N | --loo] [options]   scores\n"
     "  knn-cli neighbors --train FILE --query FILE [options]   neighbour indices and distances\n"
     "  knn-cli inspect   FILE [--label COLUMN] [options]        columns, types, missing cells, classes\n"
+    "  knn-cli fit       --train FILE -o MODEL [options]        a model file: predict and neighbors\n"
+    "                    take --model MODEL in place of --train, with the same answers\n"
     "  knn-cli --version | --help | SUBCOMMAND --help\n"
     "\n"
     "example:\n"
@@ -32,7 +35,7 @@ struct Subcommand {
   std::string (*run)(const cxxopts::ParseResult&, const Settings&, std::ostream&);
 };
 constexpr Subcommand kSubcommands[] = {
-    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}};
+    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}, {"fit", fit}};
 
 }  // namespace
 
@@ -41,7 +44,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
   std::ostream& out = streams.out();
   std::ostream& err = streams.err();
   return app::guarded("knn-cli", err, [&]() -> int {
-    if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
+    if (argc < 2) throw Error("no subcommand (expected predict, evaluate, neighbors, inspect or fit; see knn-cli --help)");
     const std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       out << kUsage;
@@ -54,7 +57,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const Subcommand* sub = nullptr;
     for (const auto& s : kSubcommands)
       if (cmd == s.name) sub = &s;
-    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors or inspect; see knn-cli --help)");
+    if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors, inspect or fit; see knn-cli --help)");
     auto options = make_options(cmd);
     const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help");
     if (r.count("help")) {
@@ -65,8 +68,9 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (cmd != "inspect") check_stdin_once(r);
     Settings s = read_settings(r, cmd, err);
     s.params.backend.comm = streams.comm();
+    if (cmd == "predict" || cmd == "neighbors") read_model(r, s, cmd);
     const std::string result = sub->run(r, s, err);
-    if (streams.writes()) app::write_output(s.output, result, out);
+    if (streams.writes() && cmd != "fit") app::write_output(s.output, result, out);
     s.notes.print(err);
     return 0;
   });

@@ -3,6 +3,7 @@
 // query or test rows (every rank loads them whole).
 #include <cxxopts.hpp>
 
+#include <memory>
 #include <string>
 
 #include "knn/dataset.hpp"
@@ -24,20 +25,22 @@ void check_query_ids(const Settings& s, const Dataset& query);
 /// The query rows of `query` as `model` searches them; cells filled and categories unknown noted.
 Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query);
 
-/// predict and neighbors: --train and --query, then `answer(train, query, prep)`, where the
-/// answer copies the preprocessing its model fitted into `prep` (the model is gone once an error
-/// leaves the answer); a query value that overflows once scaled is reported at its file, line and
-/// column.
-template <class F>
-std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, F&& answer) {
-  const Dataset train = load_train(r, s, cmd);
-  const Dataset query = load_query(required(r, "query", cmd), s, train);
+/// predict and neighbors: the model (s.model, read from --model; or `fit(train)`, a
+/// std::shared_ptr<const Model> fitted on --train) and the --query rows, then `answer(model,
+/// query)`; a query value that overflows once scaled is reported at its file, line and column.
+template <class Model, class Fit, class Answer>
+std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, const std::string& cmd, Fit&& fit, Answer&& answer) {
+  // The subcommand's kind was checked when the model was read.
+  std::shared_ptr<const Model> model = std::dynamic_pointer_cast<const Model>(s.model);
+  Dataset train;
+  if (!model) train = load_train(r, s, cmd);
+  const Dataset query = load_query(required(r, "query", cmd), s, model ? model->layout() : train);
   check_query_ids(s, query);
-  Preprocessor prep;
   try {
-    return answer(train, query, prep);
+    if (!model) model = fit(train);
+    return answer(*model, query);
   } catch (const ScaleOverflow& e) {
-    const std::size_t f = prep.fitted() ? prep.feature_of(e.col) : e.col;
+    const std::size_t f = model ? model->preprocessor().feature_of(e.col) : e.col;
     throw e.at(query.source, query.lines.at(e.row), query.feature_columns.at(f) + 1);
   }
 }

@@ -1,7 +1,7 @@
+#include <memory>
 #include <vector>
 
 #include "data.hpp"
-#include "file_rows.hpp"
 #include "knn/model.hpp"
 #include "output_writer.hpp"
 #include "subcommands.hpp"
@@ -10,16 +10,11 @@ namespace knn::cli {
 
 namespace {
 
-std::string neighbors_text(const Settings& s, const Dataset& train, const Dataset& query, Preprocessor& prep) {
-  // Neighbours need no labels: fit the preprocessing, the scaler and the rows through the shared model.
-  NearestNeighbors model(s.params);
-  model.fit(train);
-  prep = model.preprocessor();
+std::string neighbors_text(const Settings& s, const KnnModel& model, const Dataset& query) {
   Neighbors nb = model.kneighbors(encode_queries(s, model, query));
-  if (!train.file_rows.empty() || train.dropped_rows) {
-    const std::vector<std::size_t> rows = app::all_file_rows(train, s.params.backend.comm.get());
+  // Rows dropped for a missing value: the file's row numbers.
+  if (const std::vector<std::size_t>& rows = model.layout().file_rows; !rows.empty())
     for (std::int64_t& i : nb.index) i = static_cast<std::int64_t>(rows.at(static_cast<std::size_t>(i)));
-  }
   if (s.format == "json") {
     app::Json doc;
     doc["k"] = nb.k;
@@ -49,10 +44,15 @@ std::string neighbors_text(const Settings& s, const Dataset& train, const Datase
 }  // namespace
 
 std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
-  return answer_queries(r, s, "neighbors",
-                        [&](const Dataset& train, const Dataset& query, Preprocessor& prep) {
-                          return neighbors_text(s, train, query, prep);
-                        });
+  return answer_queries<KnnModel>(
+      r, s, "neighbors",
+      [&](const Dataset& train) {
+        // Neighbours need no labels: the preprocessing, the scaler and the rows of the shared model.
+        auto m = std::make_shared<NearestNeighbors>(s.params);
+        m->fit(train);
+        return m;
+      },
+      [&](const KnnModel& m, const Dataset& query) { return neighbors_text(s, m, query); });
 }
 
 }  // namespace knn::cli

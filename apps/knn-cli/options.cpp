@@ -14,7 +14,10 @@ struct Example {
   const char* text;
 };
 constexpr Example kExamples[] = {
-    {"predict", "  knn-cli predict --train data/iris.csv --query new.csv -k 7 --weights distance --proba -o out.csv\n"},
+    {"fit", "  knn-cli fit --train data/iris.csv -k 7 --weights distance -o iris.knn\n"
+            "  knn-cli predict --model iris.knn --query new.csv --proba\n"},
+    {"predict", "  knn-cli predict --train data/iris.csv --query new.csv -k 7 --weights distance --proba -o out.csv\n"
+                "  knn-cli predict --model iris.knn --query new.csv   (iris.knn from knn-cli fit)\n"},
     {"evaluate", "  knn-cli evaluate --train data/wine.csv --folds 10 -k 5 --format json\n"
                  "  knn-cli evaluate --train data/diabetes.csv --task regress --loo -k 15\n"},
     {"neighbors", "  knn-cli neighbors --train data/iris.csv --query data/iris.csv -k 3 --metric l1\n"},
@@ -40,11 +43,17 @@ cxxopts::Options make_options(const std::string& cmd) {
     o.parse_positional({"file"});
     return o;
   }
-  o.custom_help("--train FILE " + std::string(cmd == "evaluate" ? "[--test FILE | --folds N | --loo]" : "--query FILE") + " [options]");
+  const bool queries = cmd == "predict" || cmd == "neighbors";
+  o.custom_help(cmd == "evaluate" ? "--train FILE [--test FILE | --folds N | --loo] [options]"
+                : cmd == "fit"    ? "--train FILE -o MODEL [options]"
+                                  : "(--train FILE | --model MODEL) --query FILE [options]");
   o.positional_help("");
   // clang-format off
   o.add_options("input")
     ("train", "training data: a CSV file with a header row (- reads standard input)", cxxopts::value<std::string>(), "FILE");
+  if (queries)
+    o.add_options("input")
+      ("model", "a model file from knn-cli fit, in place of --train; options given beside it must be the model's, but for -k (up to its training rows) and the run options", cxxopts::value<std::string>(), "MODEL");
   app::add_csv_options(o);
   if (cmd == "evaluate") {
     o.add_options("folds")
@@ -52,15 +61,19 @@ cxxopts::Options make_options(const std::string& cmd) {
       ("folds", "k-fold cross-validation, stratified for classification", cxxopts::value<std::string>()->default_value("5"), "N")
       ("loo", "leave-one-out: every row is scored by a model of all the other rows")
       ("seed", "seed of the fold assignment (fixed by default, so runs repeat)", cxxopts::value<std::string>()->default_value(std::to_string(default_fold_seed)), "N");
-  } else {
+  } else if (queries) {
     o.add_options("input")
       ("query", "rows to predict: the training file's feature columns; its label column may be present or absent", cxxopts::value<std::string>(), "FILE");
   }
   app::add_model_options(o, "model", app::ModelValues::one);
   app::add_run_options(o);
-  o.add_options("output")
-    ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
-    ("format", "csv or json" + std::string(cmd == "evaluate" ? " (default: a readable summary)" : ""), cxxopts::value<std::string>(), "F");
+  if (cmd == "fit")
+    o.add_options("output")
+      ("o,output", "the model file to write, whole or not at all: the options, the fitted preprocessing and scaler, the classes, the scaled training rows and their labels (docs/model-format.md)", cxxopts::value<std::string>(), "MODEL");
+  else
+    o.add_options("output")
+      ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
+      ("format", "csv or json" + std::string(cmd == "evaluate" ? " (default: a readable summary)" : ""), cxxopts::value<std::string>(), "F");
   if (cmd == "predict")
     o.add_options("output")("proba", "classification: add one probability column p_<class> per class");
   o.add_options("")("h,help", "this help");

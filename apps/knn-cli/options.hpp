@@ -6,7 +6,7 @@
 
 namespace knn::cli {
 
-/// The options of subcommand `cmd` (predict, evaluate or neighbors).
+/// The options of subcommand `cmd` (fit, predict, evaluate, neighbors or inspect).
 cxxopts::Options make_options(const std::string& cmd);
 
 /// `knn-cli CMD --help`: the options by group, then examples.

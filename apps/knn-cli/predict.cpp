@@ -1,3 +1,4 @@
+#include <memory>
 #include <vector>
 
 #include "data.hpp"
@@ -17,10 +18,7 @@ void add_ids(app::Json& doc, const Dataset& query) {
   doc["ids"] = query.ids;
 }
 
-std::string regress(const Settings& s, const Dataset& train, const Dataset& query, Preprocessor& prep) {
-  KnnRegressor m(s.params);
-  m.fit(train);
-  prep = m.preprocessor();
+std::string regress(const Settings& s, const KnnRegressor& m, const Dataset& query) {
   const std::vector<double> pred = m.predict(encode_queries(s, m, query));
   if (s.format == "json") {
     app::Json doc;
@@ -40,10 +38,7 @@ std::string regress(const Settings& s, const Dataset& train, const Dataset& quer
   return csv.str();
 }
 
-std::string classify(const Settings& s, bool proba, const Dataset& train, const Dataset& query, Preprocessor& prep) {
-  KnnClassifier m(s.params);
-  m.fit(train);
-  prep = m.preprocessor();
+std::string classify(const Settings& s, bool proba, const KnnClassifier& m, const Dataset& query) {
   const Matrix queries = encode_queries(s, m, query);
   const auto& classes = m.classes();
   const std::size_t nc = classes.size();
@@ -94,15 +89,26 @@ std::string classify(const Settings& s, bool proba, const Dataset& train, const 
 }  // namespace
 
 std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
-  return answer_queries(r, s, "predict", [&](const Dataset& train, const Dataset& query, Preprocessor& prep) {
-    const bool proba = r.count("proba") > 0;
-    if (s.task == Task::classify) {
-      app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-      return classify(s, proba, train, query, prep);
-    }
-    if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
-    return regress(s, train, query, prep);
-  });
+  const bool proba = r.count("proba") > 0;
+  if (s.task == Task::classify)
+    return answer_queries<KnnClassifier>(
+        r, s, "predict",
+        [&](const Dataset& train) {
+          app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
+          auto m = std::make_shared<KnnClassifier>(s.params);
+          m->fit(train);
+          return m;
+        },
+        [&](const KnnClassifier& m, const Dataset& query) { return classify(s, proba, m, query); });
+  if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
+  return answer_queries<KnnRegressor>(
+      r, s, "predict",
+      [&](const Dataset& train) {
+        auto m = std::make_shared<KnnRegressor>(s.params);
+        m->fit(train);
+        return m;
+      },
+      [&](const KnnRegressor& m, const Dataset& query) { return regress(s, m, query); });
 }
 
 }  // namespace knn::cli

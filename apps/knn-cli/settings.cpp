@@ -28,9 +28,14 @@ Settings read_settings(const cxxopts::ParseResult& r, const std::string& cmd, st
   s.params.metric = model.metrics.front();
   s.params.scaling = model.scaling;
   s.params.backend = app::run_options(r, err);
+  s.output = app::option_text(r, "output");
+  if (cmd == "fit") {
+    // A model is fitted before any query file is read: --ignore may name columns of those only.
+    s.csv.query_file_follows = true;
+    return s;
+  }
   s.format = app::option_text(r, "format");
   if (!s.format.empty()) app::check_format(s.format);
-  s.output = app::option_text(r, "output");
   return s;
 }
 
@@ -41,7 +46,7 @@ const std::string& required(const cxxopts::ParseResult& r, const std::string& na
 
 void check_stdin_once(const cxxopts::ParseResult& r) {
   int n = 0;
-  for (const char* name : {"train", "query", "test"}) n += r.count(name) && r[name].as<std::string>() == "-";
+  for (const char* name : {"train", "model", "query", "test"}) n += r.count(name) && r[name].as<std::string>() == "-";
   if (n > 1) throw app::option_error("train", "standard input (-) can be given to one file option only");
 }
 

@@ -2,6 +2,7 @@
 // What every knn-cli subcommand reads from its options.
 #include <cxxopts.hpp>
 
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -22,6 +23,8 @@ struct Settings {
   mutable app::DataNotes notes;
   std::string format;  // csv, json, or empty: the subcommand's default
   std::string output;  // "-": standard output
+  /// --model: the model read from the file, whose options the settings above then hold.
+  std::shared_ptr<const KnnModel> model;
 };
 
 /// The shared options' values, checked; notices go to `err`.

@@ -1,6 +1,6 @@
 #pragma once
 // knn-cli's subcommands. Each reads its files, computes, and returns the text of its result; the
-// caller writes it (rank 0 only) to --output.
+// caller writes it (rank 0 only) to --output. fit writes its model file itself.
 #include <cxxopts.hpp>
 
 #include <ostream>
@@ -9,6 +9,10 @@
 #include "settings.hpp"
 
 namespace knn::cli {
+
+/// Fits a classifier or regressor on --train and writes it to the model file -o (knn-cli
+/// predict|neighbors --model); returns nothing to print, and says on `err` what it wrote.
+std::string fit(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);
 
 /// One prediction per query row (CSV, or JSON), with --proba the class probabilities.
 std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostream& err);

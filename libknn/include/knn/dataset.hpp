@@ -82,6 +82,8 @@ struct Dataset {
   std::vector<std::size_t> missing_labels;
   /// ignore names this file lacks (CsvOptions::query_file_follows): the query file must have them.
   std::vector<std::string> ignore_elsewhere;
+  /// The options the file was read with.
+  CsvOptions options;
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   std::size_t size() const { return features.rows; }
@@ -94,6 +96,9 @@ struct Dataset {
   std::size_t file_row(std::size_t i) const { return file_rows.empty() ? row_offset + i : file_rows[i]; }
   /// Whether any feature cell is missing (NaN).
   bool has_missing() const;
+  /// The data set without its rows: its columns, their roles and types, and its options (one
+  /// process's: not sharded), which is all load_query_csv() reads of a training file.
+  Dataset layout() const;
 };
 
 /// Loads a training or test file: features plus a label column. "-" reads standard input.

@@ -55,6 +55,9 @@ class Scaler {
     return m;
   }
 
+  /// Rebuilds a fitted scaler (a model file's): per column, kept, offset and scale.
+  static Scaler from_parts(Scaling kind, std::vector<bool> kept, std::vector<double> offset, std::vector<double> scale);
+
   Scaling kind() const { return kind_; }
   const std::vector<bool>& kept() const { return kept_; }
   const std::vector<double>& offset() const { return offset_; }

@@ -1,5 +1,7 @@
 #include "knn/model.hpp"
 
+#include <algorithm>
+
 #include "core/placement.hpp"
 #include "distributed/candidate_merge.hpp"
 #include "knn/error.hpp"
@@ -7,21 +9,61 @@
 
 namespace knn {
 
+namespace {
+
+// k from 1 to the training rows (`rows`; 0 where they are not known yet).
+void check_k(std::size_t k, std::size_t rows) {
+  if (k < 1) throw Error::parameter("k", quote(std::to_string(k)) + " is not a whole number >= 1");
+  if (rows && k > rows)
+    throw Error::parameter("k", quote(std::to_string(k)) + " is larger than the " + std::to_string(rows) +
+                                 " training rows (largest allowed: " + std::to_string(rows) + ")");
+}
+
+// The file row of every training row of `data` (every rank's, in rank order), or none where each
+// row is the file's row of its index.
+std::vector<std::size_t> training_file_rows(const Dataset& data, const detail::Placement& placement) {
+  const std::vector<int> dropped = placement.gather(std::vector<int>{!data.file_rows.empty() || data.dropped_rows > 0});
+  if (std::find(dropped.begin(), dropped.end(), 1) == dropped.end()) return {};
+  std::vector<double> mine(data.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<double>(data.file_row(i));
+  const std::vector<double> all = placement.gather(std::move(mine));  // exact: rows are far below 2^53
+  std::vector<std::size_t> rows(all.begin(), all.end());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] != i) return rows;
+  return {};
+}
+
+}  // namespace
+
 KnnModel::KnnModel(ModelParams params)
     : params_(std::move(params)), placement_(detail::placement(params_.backend.comm)), scaler_(params_.scaling) {
-  if (params_.k < 1) throw Error::parameter("k", quote(std::to_string(params_.k)) + " is not a whole number >= 1");
+  check_k(params_.k, 0);
+}
+
+void KnnModel::set_k(std::size_t k) {
+  check_k(k, total_rows_);
+  params_.k = k;
+}
+
+const Dataset& KnnModel::layout() const {
+  static const Dataset none;
+  return layout_ ? *layout_ : none;
 }
 
 void KnnModel::fit_features(const Matrix& features) {
   Preprocessor numeric = Preprocessor::numeric(features.cols);
   fit_encoded(features, numeric);
+  layout_ = nullptr;
 }
 
 void KnnModel::fit_dataset(const Dataset& data) {
   Preprocessor prep(params_.impute);
   prep.fit(data, nullptr, detail::prep_gather(*placement_));
-  if (prep.plain() && !data.has_missing()) return fit_encoded(data.features, prep);
-  fit_encoded(prep.transform(data), prep);
+  auto layout = std::make_shared<Dataset>(data.layout());
+  layout->file_rows = training_file_rows(data, *placement_);
+  if (prep.plain() && !data.has_missing()) fit_encoded(data.features, prep);
+  else fit_encoded(prep.transform(data), prep);
+  layout_ = std::move(layout);
 }
 
 Matrix KnnModel::encode(const Dataset& queries, PrepReport* report) const {
@@ -34,9 +76,7 @@ void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   offset_ = range.offset;
   const std::size_t rows = range.total;
   if (rows == 0) throw Error("cannot fit on zero training rows");
-  if (params_.k > rows)
-    throw Error::parameter("k", quote(std::to_string(params_.k)) + " is larger than the " + std::to_string(rows) +
-                                 " training rows (largest allowed: " + std::to_string(rows) + ")");
+  check_k(params_.k, rows);
   // The backend scales the rows; it becomes the model's once they are scaled, so that a first fit
   // that throws leaves the model unfitted.
   const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
@@ -45,6 +85,7 @@ void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   train_ = placement_->fit_scaled(*backend, scaler, features, prepared);  // the GPU uploads the rows once
   scaler_ = std::move(scaler);
   prep_ = std::move(prep);
+  total_rows_ = rows;
   backend_ = backend;
   prepared_ = std::move(prepared);
 }
@@ -77,7 +118,7 @@ Neighbors KnnModel::kneighbors_of_train(std::size_t k) const {
   Matrix all;
   all.values = placement_->gather(train_.values);
   all.cols = train_.cols;
-  all.rows = placement_->range(train_.rows).total;
+  all.rows = total_rows_;
   std::vector<std::int64_t> self(all.rows);
   for (std::size_t i = 0; i < self.size(); ++i) self[i] = static_cast<std::int64_t>(i);
   SearchRequest req;

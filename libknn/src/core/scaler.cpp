@@ -74,6 +74,13 @@ void Scaler::set_min_max(const std::vector<double>& lo, const std::vector<double
   keep_columns();
 }
 
+Scaler Scaler::from_parts(Scaling kind, std::vector<bool> kept, std::vector<double> offset, std::vector<double> scale) {
+  Scaler s(kind, std::move(kept));
+  s.offset_ = std::move(offset);
+  s.scale_ = std::move(scale);
+  return s;
+}
+
 void Scaler::keep_columns() {
   for (std::size_t j = 0; j < kept_.size() && j < offset_.size(); ++j)
     if (kept_[j]) offset_[j] = 0.0, scale_[j] = 1.0;

@@ -86,6 +86,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   const std::string_view content = source.text();
   Dataset data;
   data.source = source.name();
+  data.options = o;
   data.column_names = first_record(data.source, content, o);
   const std::size_t ncols = data.column_names.size();
   std::vector<long> role(ncols, 0);
@@ -270,8 +271,14 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   const std::string_view content = source.text();
   Dataset data;
   data.source = source.name();
+  data.options = o;
   data.column_names = first_record(data.source, content, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
+  // An identifier column is one of the training file too, where that has it: a model whose
+  // training file was read without it holds it as a feature (or the label).
+  if (!o.id.empty() && !train.has_ids() && find_column(o.id, train.column_names, o.header, "id", train.source))
+    throw Error::parameter("id", quote(o.id) + " names a column of " + train.source + ", which was read without " + param("id") +
+                                     " (an identifier column of the training file is given when the model is fitted)");
   std::vector<long> role(ncols, kIgnore);
   data.feature_names = train.feature_names;
   data.feature_columns.assign(d, Dataset::npos);
