@@ -49,6 +49,27 @@ class NeighborsBase(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_model")
 
+    # Pickling and copy.deepcopy: the parameters and Python attributes as they are (classes_ keeps
+    # its dtype), and the fitted model as the bytes of a model file (docs/model-format.md), loaded
+    # back to run where the estimator's device, precision and n_jobs say.
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if "_model" in state:
+            state["_model"] = state["_model"].save()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved = state.pop("_model", None)
+        super().__setstate__(state)
+        if saved is not None:
+            self._model = self._model_type.load(
+                saved,
+                device=_params.text("device", self.device),
+                precision=_params.text("precision", self.precision),
+                threads=_params.threads(self.n_jobs),
+            )
+
     def _check_n_neighbors(self, n_neighbors, n_samples):
         if n_neighbors > self.n_samples_fit_:
             raise ValueError(

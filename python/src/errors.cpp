@@ -17,14 +17,14 @@ const Spelling& sweep_spelling() {
   return s;
 }
 
-void raise(const Error& e, const Spelling& spelling) {
+void raise(const Error& e, const Spelling& spelling, Raise as) {
   const auto spell = [&](std::string_view name) {
     const auto it = spelling.find(name);
     return it == spelling.end() ? std::string(name) : it->second;
   };
   const auto subject = [&](std::string_view name) { return "parameter " + spell(name); };
-  const bool bad_value = !e.parameter_name().empty() || dynamic_cast<const ScaleOverflow*>(&e) ||
-                         dynamic_cast<const MissingValue*>(&e);
+  const bool bad_value = as == Raise::value_error || !e.parameter_name().empty() ||
+                         dynamic_cast<const ScaleOverflow*>(&e) || dynamic_cast<const MissingValue*>(&e);
   PyErr_SetString(bad_value ? PyExc_ValueError : PyExc_RuntimeError, e.message(spell, subject).c_str());
   throw pybind11::error_already_set();
 }

@@ -19,18 +19,22 @@ using Spelling = std::map<std::string, std::string, std::less<>>;
 const Spelling& estimator_spelling();
 const Spelling& sweep_spelling();
 
+/// Which Python exception a knn::Error becomes: by what it says (a bad value: ValueError, else
+/// RuntimeError), or ValueError whatever it says (the bytes of a model given to load).
+enum class Raise { by_error, value_error };
+
 /// Raises the Python exception for `e`.
-[[noreturn]] void raise(const Error& e, const Spelling& spelling);
+[[noreturn]] void raise(const Error& e, const Spelling& spelling, Raise as = Raise::by_error);
 
 /// Runs `f` without the GIL (it must not touch Python objects) and turns a knn::Error into the
 /// Python exception.
 template <class F>
-auto without_gil(const Spelling& spelling, F&& f) -> decltype(f()) {
+auto without_gil(const Spelling& spelling, F&& f, Raise as = Raise::by_error) -> decltype(f()) {
   try {
     pybind11::gil_scoped_release release;
     return std::forward<F>(f)();
   } catch (const Error& e) {
-    raise(e, spelling);
+    raise(e, spelling, as);
   }
 }
 

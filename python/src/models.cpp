@@ -3,6 +3,7 @@
 // themselves), so the model's classes are those ids in order.
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,27 +20,38 @@ namespace {
 using Ids = pybind11::array_t<std::int64_t, pybind11::array::c_style>;
 using Targets = pybind11::array_t<double, pybind11::array::c_style>;
 
+using Notices = std::shared_ptr<std::vector<std::string>>;
+
+// Where a model runs, in the library's spelling; the factory's notices go to `notices`.
+BackendOptions backend_options(const std::string& device, const std::string& precision, int threads,
+                               const Notices& notices) {
+  BackendOptions b;
+  b.device = parse_device(device);
+  b.precision = parse_precision(precision);
+  b.threads = threads;
+  b.notice = [notices](const std::string& line) { notices->push_back(line); };
+  return b;
+}
+
 // A model and the lines its backend factory reported (a GPU the driver lists but cannot use),
 // raised as warnings once the GIL is held again.
 template <class Model>
 struct Held {
-  std::shared_ptr<std::vector<std::string>> notices = std::make_shared<std::vector<std::string>>();
+  Notices notices;
   Model model;
 
   Held(std::size_t k, const std::string& weights, const std::string& metric, const std::string& scaling,
        const std::string& device, const std::string& precision, int threads)
-      : model(without_gil(estimator_spelling(), [&] {
+      : notices(std::make_shared<std::vector<std::string>>()), model(without_gil(estimator_spelling(), [&] {
           ModelParams p;
           p.k = k;
           p.weights = Weights::parse(weights);
           p.metric = parse_metric(metric);
           p.scaling = parse_scaling(scaling);
-          p.backend.device = parse_device(device);
-          p.backend.precision = parse_precision(precision);
-          p.backend.threads = threads;
-          p.backend.notice = [list = notices](const std::string& line) { list->push_back(line); };
+          p.backend = backend_options(device, precision, threads, notices);
           return p;
         })) {}
+  Held(Notices n, Model m) : notices(std::move(n)), model(std::move(m)) {}
 
   void warn() {
     std::vector<std::string> lines;
@@ -48,6 +60,24 @@ struct Held {
       if (PyErr_WarnEx(PyExc_RuntimeWarning, line.c_str(), 1) < 0) throw pybind11::error_already_set();
   }
 };
+
+// A model from the bytes of a model file (docs/model-format.md), to run where the arguments say.
+template <class Model>
+std::unique_ptr<Held<Model>> load(const pybind11::bytes& data, const std::string& device, const std::string& precision,
+                                  int threads) {
+  char* bytes = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_AsStringAndSize(data.ptr(), &bytes, &size) < 0) throw pybind11::error_already_set();
+  auto notices = std::make_shared<std::vector<std::string>>();
+  // The backend's options are the caller's parameters; whatever else is wrong is in the bytes.
+  BackendOptions backend = without_gil(estimator_spelling(), [&] { return backend_options(device, precision, threads, notices); });
+  auto held = without_gil(
+      estimator_spelling(),
+      [&] { return std::make_unique<Held<Model>>(notices, Model::load(bytes, static_cast<std::size_t>(size), backend)); },
+      Raise::value_error);
+  held->warn();
+  return held;
+}
 
 const char* const kInitDoc = "Parameters in the library's spelling (knn/model.hpp); threads 0: every core.";
 
@@ -74,6 +104,15 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
         return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors_of_train(k); }));
       },
       pybind11::arg("k"), "(distances, indices) of the k nearest other training rows of each training row.");
+  c.def(
+      "save",
+      [](const H& h) {
+        const std::vector<std::uint8_t> bytes = without_gil(estimator_spelling(), [&] { return h.model.save(); });
+        return pybind11::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      },
+      "The fitted model as the bytes of a model file (docs/model-format.md).");
+  c.def_static("load", &load<Model>, pybind11::arg("data"), pybind11::arg("device"), pybind11::arg("precision"),
+               pybind11::arg("threads"), "A model saved by save(), run on the device given.");
   c.def_property_readonly("train_size", [](const H& h) { return h.model.train_size(); });
   c.def_property_readonly("k", [](const H& h) { return h.model.params().k; });
   c.def_property_readonly("backend", [](const H& h) { return std::string(h.model.backend().name()); });
