@@ -5,7 +5,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _libknn, _params
+from . import _params
 from ._compat import validate_data
 
 
@@ -112,3 +112,17 @@ class NeighborsBase(BaseEstimator):
         data = np.ones(n_queries * k) if mode == "connectivity" else dist.ravel()
         indptr = np.arange(0, n_queries * k + 1, k)
         return scipy.sparse.csr_matrix((data, ind.ravel(), indptr), shape=(n_queries, self.n_samples_fit_))
+
+
+class VotingBase(NeighborsBase):
+    """The classifier's and the regressor's parameters: the search's, and the neighbours' weights."""
+
+    def __init__(self, n_neighbors=5, *, weights="uniform", metric="euclidean", scaling="none",
+                 device="auto", precision="fp32", n_jobs=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.metric = metric
+        self.scaling = scaling
+        self.device = device
+        self.precision = precision
+        self.n_jobs = n_jobs

@@ -5,10 +5,10 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from . import _libknn
-from ._base import NeighborsBase
+from ._base import VotingBase
 
 
-class KNeighborsClassifier(ClassifierMixin, NeighborsBase):
+class KNeighborsClassifier(ClassifierMixin, VotingBase):
     """Classifier voting among the k nearest training rows, exact on the CPU and the GPU alike.
 
     Parameters
@@ -39,16 +39,6 @@ class KNeighborsClassifier(ClassifierMixin, NeighborsBase):
     """
 
     _model_type = _libknn.KnnClassifier
-
-    def __init__(self, n_neighbors=5, *, weights="uniform", metric="euclidean", scaling="none",
-                 device="auto", precision="fp32", n_jobs=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.metric = metric
-        self.scaling = scaling
-        self.device = device
-        self.precision = precision
-        self.n_jobs = n_jobs
 
     def fit(self, X, y):
         X, y = self._validate_X(X, y, reset=True)

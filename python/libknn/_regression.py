@@ -4,10 +4,10 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from . import _libknn
-from ._base import NeighborsBase
+from ._base import VotingBase
 
 
-class KNeighborsRegressor(RegressorMixin, NeighborsBase):
+class KNeighborsRegressor(RegressorMixin, VotingBase):
     """Regressor predicting the (weighted) mean target of the k nearest training rows.
 
     Parameters are KNeighborsClassifier's: n_neighbors, weights, metric, scaling, device,
@@ -15,16 +15,6 @@ class KNeighborsRegressor(RegressorMixin, NeighborsBase):
     """
 
     _model_type = _libknn.KnnRegressor
-
-    def __init__(self, n_neighbors=5, *, weights="uniform", metric="euclidean", scaling="none",
-                 device="auto", precision="fp32", n_jobs=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.metric = metric
-        self.scaling = scaling
-        self.device = device
-        self.precision = precision
-        self.n_jobs = n_jobs
 
     def fit(self, X, y):
         X, y = self._validate_X(X, y, reset=True, y_numeric=True)

@@ -119,6 +119,24 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
   return c;
 }
 
+// Fits the model on the rows of X (f(model, rows) calls its fit) without the GIL.
+template <class Model, class F>
+void fit_rows(Held<Model>& h, const FloatRows& x, F&& f) {
+  const RowsView rows = rows_of(x, "X");
+  without_gil(estimator_spelling(), [&] { f(h.model, rows.matrix()); });
+  h.warn();
+}
+
+// f(model, rows) gives `width` values per row of X (0: one), without the GIL; as an array.
+template <class Model, class F>
+auto per_row(const Held<Model>& h, const FloatRows& x, std::size_t width, F&& f) {
+  const RowsView rows = rows_of(x, "X");
+  auto values = without_gil(estimator_spelling(), [&] { return f(h.model, rows.matrix()); });
+  std::vector<pybind11::ssize_t> shape{static_cast<pybind11::ssize_t>(rows.rows)};
+  if (width) shape.push_back(static_cast<pybind11::ssize_t>(width));
+  return owned_array(std::move(values), std::move(shape));
+}
+
 }  // namespace
 
 void bind_models(pybind11::module_& m) {
@@ -126,9 +144,7 @@ void bind_models(pybind11::module_& m) {
       .def(
           "fit",
           [](Held<NearestNeighbors>& h, const FloatRows& x) {
-            const RowsView rows = rows_of(x, "X");
-            without_gil(estimator_spelling(), [&] { h.model.fit(rows.matrix()); });
-            h.warn();
+            fit_rows(h, x, [](NearestNeighbors& model, const Matrix& rows) { model.fit(rows); });
           },
           pybind11::arg("X").noconvert());
 
@@ -136,32 +152,26 @@ void bind_models(pybind11::module_& m) {
       .def(
           "fit",
           [](Held<KnnClassifier>& h, const FloatRows& x, const Ids& y) {
-            const RowsView rows = rows_of(x, "X");
-            const std::vector<std::int64_t> ids = vector_of<std::int64_t>(y, rows.rows, "y");
-            without_gil(estimator_spelling(), [&] {
+            const std::vector<std::int64_t> ids = vector_of<std::int64_t>(y, rows_of(x, "X").rows, "y");
+            fit_rows(h, x, [&](KnnClassifier& model, const Matrix& rows) {
               std::vector<std::string> labels(ids.size());
               for (std::size_t i = 0; i < ids.size(); ++i) labels[i] = std::to_string(ids[i]);
-              h.model.fit(rows.matrix(), labels);
+              model.fit(rows, labels);
             });
-            h.warn();
           },
           pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert(),
           "Fits on rows X and class ids y (0..C-1, each present): the model's classes are the ids in order.")
       .def(
           "predict_ids",
           [](const Held<KnnClassifier>& h, const FloatRows& x) {
-            const RowsView rows = rows_of(x, "X");
-            std::vector<int> ids = without_gil(estimator_spelling(), [&] { return h.model.predict_ids(rows.matrix()); });
-            return owned_array(std::move(ids), {static_cast<pybind11::ssize_t>(rows.rows)});
+            return per_row(h, x, 0, [](const KnnClassifier& model, const Matrix& rows) { return model.predict_ids(rows); });
           },
           pybind11::arg("X").noconvert())
       .def(
           "predict_proba",
           [](const Held<KnnClassifier>& h, const FloatRows& x) {
-            const RowsView rows = rows_of(x, "X");
-            std::vector<double> p = without_gil(estimator_spelling(), [&] { return h.model.predict_proba(rows.matrix()); });
-            const auto classes = static_cast<pybind11::ssize_t>(h.model.classes().size());
-            return owned_array(std::move(p), {static_cast<pybind11::ssize_t>(rows.rows), classes});
+            return per_row(h, x, h.model.classes().size(),
+                           [](const KnnClassifier& model, const Matrix& rows) { return model.predict_proba(rows); });
           },
           pybind11::arg("X").noconvert())
       .def_property_readonly("n_classes", [](const Held<KnnClassifier>& h) { return h.model.classes().size(); });
@@ -170,18 +180,14 @@ void bind_models(pybind11::module_& m) {
       .def(
           "fit",
           [](Held<KnnRegressor>& h, const FloatRows& x, const Targets& y) {
-            const RowsView rows = rows_of(x, "X");
-            const std::vector<double> targets = vector_of<double>(y, rows.rows, "y");
-            without_gil(estimator_spelling(), [&] { h.model.fit(rows.matrix(), targets); });
-            h.warn();
+            const std::vector<double> targets = vector_of<double>(y, rows_of(x, "X").rows, "y");
+            fit_rows(h, x, [&](KnnRegressor& model, const Matrix& rows) { model.fit(rows, targets); });
           },
           pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert())
       .def(
           "predict",
           [](const Held<KnnRegressor>& h, const FloatRows& x) {
-            const RowsView rows = rows_of(x, "X");
-            std::vector<double> p = without_gil(estimator_spelling(), [&] { return h.model.predict(rows.matrix()); });
-            return owned_array(std::move(p), {static_cast<pybind11::ssize_t>(rows.rows)});
+            return per_row(h, x, 0, [](const KnnRegressor& model, const Matrix& rows) { return model.predict(rows); });
           },
           pybind11::arg("X").noconvert());
 }
