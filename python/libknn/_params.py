@@ -4,7 +4,7 @@ weights, scaling, device, precision) are passed on as text, so that one rule dec
 import numbers
 import os
 
-from sklearn.utils import check_scalar
+from sklearn.utils.validation import check_scalar
 
 # scikit-learn's metric names and our aliases -> the library's name, and the name scikit-learn
 # reports as effective_metric_.

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from sklearn.model_selection import PredefinedSplit, check_cv
-from sklearn.utils import check_scalar
+from sklearn.utils.validation import check_scalar
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_X_y
 
