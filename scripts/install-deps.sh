@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what libknn needs to build and test, from Debian's packages, when it is missing.
-# Optional tools (gnuplot for k-sweep --plot) are installed too; the build works without them.
+# Optional tools (gnuplot for k-sweep --plot, matplotlib for the Python plot example) are installed
+# too; the build works without them.
 set -euo pipefail
 
 required=(cmake ninja-build g++ libeigen3-dev libcxxopts-dev libfccp-dev libgtest-dev googletest nlohmann-json3-dev zlib1g-dev)
@@ -8,7 +9,9 @@ required=(cmake ninja-build g++ libeigen3-dev libcxxopts-dev libfccp-dev libgtes
 required+=(clang libclang-rt-14-dev libomp-dev)
 # Sharded training sets over MPI ranks (the tests run mpirun -np 2..4).
 required+=(libopenmpi-dev openmpi-bin)
-optional=(gnuplot-nox)
+# The Python package libknn (python/) for Debian's /usr/bin/python3, and what its tests run.
+required+=(python3-dev python3-numpy pybind11-dev python3-sklearn python3-pandas python3-pytest)
+optional=(gnuplot-nox python3-matplotlib)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

@@ -192,6 +192,61 @@ TEST(Folds, KfoldFoldsPartitionTheRows) {
   }
 }
 
+TEST(Evaluation, GivenSplitsOfTheKfoldFoldsScoreAsKfold) {
+  // Another program's folds, passed as splits (training rows in any order, repeated), give the
+  // k-fold run's scores exactly.
+  const auto data = data_file("wine.csv");
+  for (knn::Task task : {knn::Task::classify, knn::Task::regress}) {
+    knn::Dataset d = data;
+    if (task == knn::Task::regress)
+      for (std::size_t i = 0; i < d.size(); ++i) d.labels[i] = knn::format_double(d.features(i, 0));
+    auto o = options(task, {1, 4, 9, 20}, "distance");
+    o.folds.folds = 4;
+    const auto kfold = knn::evaluate(d, o);
+    knn::LabelEncoder enc;
+    enc.fit(d.labels);
+    const auto cls = enc.encode(d.labels);
+    auto given = o;
+    given.folds.kind = knn::FoldSpec::Kind::splits;
+    for (auto f : knn::detail::kfold_folds(d.size(), task == knn::Task::classify ? &cls : nullptr, o.folds)) {
+      std::reverse(f.train.begin(), f.train.end());
+      f.train.push_back(f.train.front());
+      given.folds.splits.push_back(f);
+    }
+    const auto res = knn::evaluate(d, given);
+    ASSERT_EQ(res.folds, 4u);
+    ASSERT_EQ(res.rows.size(), kfold.rows.size());
+    for (std::size_t r = 0; r < res.rows.size(); ++r)
+      for (std::size_t s = 0; s < res.score_names.size(); ++s) {
+        EXPECT_EQ(res.rows[r].scores[s].mean, kfold.rows[r].scores[s].mean) << knn::to_string(task) << " row " << r;
+        EXPECT_EQ(res.rows[r].scores[s].std, kfold.rows[r].scores[s].std) << knn::to_string(task) << " row " << r;
+      }
+  }
+}
+
+TEST(Evaluation, GivenSplitsAreChecked) {
+  const auto data = data_file("iris.csv");
+  auto o = options(knn::Task::classify, {3}, "uniform");
+  o.folds.kind = knn::FoldSpec::Kind::splits;
+  const auto message = [&](std::vector<knn::Split> splits) {
+    o.folds.splits = std::move(splits);
+    try {
+      knn::evaluate(data, o);
+    } catch (const knn::Error& e) {
+      EXPECT_EQ(e.parameter_name(), "splits") << e.what();
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({}), "parameter splits: no split given");
+  EXPECT_EQ(message({{{0, 1, 2, 3}, {4}}, {{0, 1, 2}, {}}}), "parameter splits: split 2 of 2 has no test rows");
+  EXPECT_EQ(message({{{0, 150}, {4}}}),
+            "parameter splits: split 1 of 1 names row 150; the data has 150 rows (0-based: the last is 149)");
+  // A split whose training rows are fewer than k.
+  o.folds.splits = {{{0, 1}, {4, 5}}};
+  EXPECT_THROW(knn::evaluate(data, o), knn::Error);
+}
+
 TEST(Evaluation, BestRowTiesGoToTheSmallerKThenTheEarlierRow) {
   const auto row = [](std::size_t k, double first) {
     knn::SweepRow r;

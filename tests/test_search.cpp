@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "knn/error.hpp"
+#include "knn/model.hpp"
 #include "knn/search.hpp"
 #include "test_util.hpp"
 
@@ -122,6 +123,37 @@ TEST(Search, ExcludedRowIsNeverItsOwnNeighbour) {
     expect_same(nb, reference(train, train, 299, m, ex.data()), seed);
     for (std::size_t i = 0; i < train.rows; ++i)
       for (std::size_t j = 0; j < nb.k; ++j) ASSERT_NE(nb.index_row(i)[j], static_cast<std::int64_t>(i));
+  }
+}
+
+TEST(Model, KneighborsAtAnotherKAndOfTheTrainingRows) {
+  // The model's search at a k of the call's own, and each training row's neighbours among the
+  // others: the plain search with the row excluded, on the scaled rows.
+  const std::uint64_t seed = knn::test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto train = knn::test::random_matrix(200, 5, rng);
+  const auto q = knn::test::random_matrix(30, 5, rng);
+  for (auto m : kMetrics) {
+    SCOPED_TRACE(std::string("metric=") + knn::to_string(m));
+    knn::ModelParams p;
+    p.k = 3;
+    p.metric = m;
+    p.scaling = knn::Scaling::standard;
+    p.backend.device = knn::Device::cpu;
+    knn::NearestNeighbors model(p);
+    model.fit(train);
+    knn::Matrix scaled = train, scaled_q = q;
+    knn::Scaler sc(knn::Scaling::standard);
+    sc.fit(train);
+    sc.transform(scaled);
+    sc.transform(scaled_q);
+    expect_same(model.kneighbors(q, 17), reference(scaled, scaled_q, 17, m), seed);
+    EXPECT_EQ(model.kneighbors(q).k, 3u);
+    std::vector<std::int64_t> ex(train.rows);
+    std::iota(ex.begin(), ex.end(), 0);
+    expect_same(model.kneighbors_of_train(199), reference(scaled, scaled, 199, m, ex.data()), seed);
+    EXPECT_THROW(model.kneighbors_of_train(200), knn::Error);
+    EXPECT_THROW(model.kneighbors(q, 201), knn::Error);
   }
 }
 

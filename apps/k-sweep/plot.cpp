@@ -61,6 +61,7 @@ std::string validation_text(const EvalResult& res, const Settings& st) {
       break;
     case FoldSpec::Kind::loo: how = "leave-one-out (pooled)"; break;
     case FoldSpec::Kind::test: how = "test file " + st.test_path; break;
+    case FoldSpec::Kind::splits: how = std::to_string(res.folds) + " given splits"; break;
   }
   how += eo.scaling == Scaling::minmax ? ", min-max scaling" : eo.scaling == Scaling::standard ? ", standard scaling" : ", no scaling";
   if (eo.folds.kind == FoldSpec::Kind::kfold) how += "; band: mean +/- 1 standard deviation over folds";

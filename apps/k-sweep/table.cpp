@@ -11,6 +11,7 @@ const char* validation_name(FoldSpec::Kind kind) {
     case FoldSpec::Kind::kfold: return "k-fold";
     case FoldSpec::Kind::loo: return "leave-one-out";
     case FoldSpec::Kind::test: return "test file";
+    case FoldSpec::Kind::splits: return "given splits";
   }
   return "?";
 }

@@ -36,12 +36,20 @@ constexpr std::uint64_t default_fold_seed = 42;
 std::vector<int> assign_folds(std::size_t rows, const std::vector<int>* classes, int folds,
                               std::uint64_t seed);
 
+/// One split of the rows (0-based, over the whole data set): a model fitted on `train` scores `test`.
+struct Split {
+  std::vector<std::size_t> train, test;
+};
+
 struct FoldSpec {
-  enum class Kind { kfold, loo, test };
+  /// kfold: assign_folds' folds. loo: leave-one-out. test: a test file. splits: the given splits,
+  /// each scored as a fold (another program's folds, or splits that are not a partition).
+  enum class Kind { kfold, loo, test, splits };
   Kind kind = Kind::kfold;
   int folds = 5;
   std::uint64_t seed = default_fold_seed;
   const Dataset* test = nullptr;  // Kind::test: rows scored against a model fitted on all data
+  std::vector<Split> splits;      // Kind::splits: at least one, each with training and test rows
 };
 
 struct EvalOptions {

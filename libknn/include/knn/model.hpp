@@ -75,6 +75,11 @@ class KnnModel {
   /// of the rows and this returns global row indices, the same on every rank.
   Neighbors kneighbors(const Matrix& queries) const;
   Neighbors kneighbors(const Dataset& queries) const { return kneighbors(encode(queries)); }
+  /// The same for k nearest (1..training rows) in place of params().k.
+  Neighbors kneighbors(const Matrix& queries, std::size_t k) const;
+  /// The k nearest of every training row (global row order) among the other training rows: a
+  /// row is never its own neighbour, as in leave-one-out; k from 1 to the training rows less one.
+  Neighbors kneighbors_of_train(std::size_t k) const;
 
   /// Model files (docs/model-format.md): the fitted model as the bytes of a model file, to keep
   /// in memory (pickling) or write anywhere. With a communicator of several ranks every rank
@@ -91,8 +96,8 @@ class KnnModel {
   void fit_dataset(const Dataset& data);
   /// Fits the model on rows that `prep` (fitted) made; it becomes the model's preprocessing.
   void fit_encoded(const Matrix& features, Preprocessor& prep);
-  /// The neighbours, and per neighbour the payload_ of its row (from whichever rank holds it).
-  Neighbors kneighbors(const Matrix& queries, std::vector<double>& payload) const;
+  /// The k nearest, and per neighbour the payload_ of its row (from whichever rank holds it).
+  Neighbors kneighbors(const Matrix& queries, std::size_t k, std::vector<double>& payload) const;
   /// A model file's record of the model, and the model from one (core/model_file.cpp); the
   /// subclasses add and take their own part (a classifier's classes).
   virtual void save_part(detail::ModelRecord& record) const;

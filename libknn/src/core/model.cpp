@@ -90,7 +90,7 @@ void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   prepared_ = std::move(prepared);
 }
 
-Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& payload) const {
+Neighbors KnnModel::kneighbors(const Matrix& queries, std::size_t k, std::vector<double>& payload) const {
   if (!backend_) throw Error("the model is not fitted");
   if (queries.cols != train_.cols)
     throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
@@ -98,16 +98,39 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::vector<double>& paylo
   SearchRequest req;
   req.train = &train_;
   req.prepared = prepared_.get();
-  req.k = params_.k;
+  req.k = k;
   req.metric = params_.metric;
   Matrix scaled;
   placement_->set_queries(req, queries, &scaler_, scaled, nullptr);
   return placement_->search(*backend_, req, detail::RowKeys{offset_}, payload_.empty() ? nullptr : payload_.data(), payload);
 }
 
-Neighbors KnnModel::kneighbors(const Matrix& queries) const {
+Neighbors KnnModel::kneighbors(const Matrix& queries) const { return kneighbors(queries, params_.k); }
+
+Neighbors KnnModel::kneighbors(const Matrix& queries, std::size_t k) const {
   std::vector<double> unused;
-  return kneighbors(queries, unused);
+  return kneighbors(queries, k, unused);
+}
+
+Neighbors KnnModel::kneighbors_of_train(std::size_t k) const {
+  if (!backend_) throw Error("the model is not fitted");
+  // The queries are every rank's scaled training rows, in global order; each excludes itself.
+  Matrix all;
+  all.values = placement_->gather(train_.values);
+  all.cols = train_.cols;
+  all.rows = total_rows_;
+  std::vector<std::int64_t> self(all.rows);
+  for (std::size_t i = 0; i < self.size(); ++i) self[i] = static_cast<std::int64_t>(i);
+  SearchRequest req;
+  req.train = &train_;
+  req.prepared = prepared_.get();
+  req.k = k;
+  req.metric = params_.metric;
+  req.exclude = self.data();
+  Matrix storage;
+  placement_->set_queries(req, all, nullptr, storage, nullptr);
+  std::vector<double> unused;
+  return placement_->search(*backend_, req, detail::RowKeys{offset_}, nullptr, unused);
 }
 
 void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {
@@ -129,7 +152,7 @@ void KnnClassifier::fit(const Dataset& data) {
 
 void KnnClassifier::vote(const Matrix& queries, int* ids, double* proba) const {
   std::vector<double> found;
-  Neighbors nb = kneighbors(queries, found);
+  Neighbors nb = kneighbors(queries, params_.k, found);
   // Each neighbour's class id came with it: the vote reads them by position.
   const std::vector<int> cls(found.begin(), found.end());
   backend_->vote(detail::positional(std::move(nb)), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids, proba);
@@ -180,7 +203,7 @@ void KnnRegressor::fit(const Dataset& data) {
 std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
   std::vector<double> out(queries.rows);
   std::vector<double> found;
-  Neighbors nb = kneighbors(queries, found);
+  Neighbors nb = kneighbors(queries, params_.k, found);
   // Each neighbour's target came with it: the mean reads them by position.
   backend_->average(detail::positional(std::move(nb)), found.data(), params_.weights, {params_.k}, out.data());
   return out;

@@ -32,11 +32,11 @@ void check_k_fits(const EvalOptions& options, std::size_t smallest_train);
 Targets read_targets(const Dataset& data, const Dataset* test, Task task, const Placement& placement);
 
 // folds.cpp
-struct Fold {
-  std::vector<std::size_t> train, test;  // global rows
-};
+using Fold = Split;  // global rows
 /// The k-fold split of `rows` rows (assign_folds), stratified by `classes` where given.
 std::vector<Fold> kfold_folds(std::size_t rows, const std::vector<int>* classes, const FoldSpec& spec);
+/// Throws unless every given split has training and test rows, all of them below `rows`.
+void check_splits(const std::vector<Split>& splits, std::size_t rows);
 
 // fold_rows.cpp
 /// Data rows that are here: indices into data.features, and their global rows.

@@ -1,5 +1,7 @@
 // knn::evaluate: the options checked, the targets read, the folds planned, and the one run that
 // the fold specification names.
+#include <algorithm>
+
 #include "core/evaluation/eval_context.hpp"
 #include "knn/error.hpp"
 
@@ -25,6 +27,15 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   if (fs.kind == FoldSpec::Kind::kfold) {
     folds = detail::kfold_folds(n, cls ? &ctx.targets.classes : nullptr, fs);
     for (const auto& f : folds) smallest_train = std::min(smallest_train, f.train.size());
+  } else if (fs.kind == FoldSpec::Kind::splits) {
+    detail::check_splits(fs.splits, n);
+    folds = fs.splits;
+    for (auto& f : folds) {
+      // A fold's training rows are a set, in row order, as k-fold's are: ties go to the smaller row.
+      std::sort(f.train.begin(), f.train.end());
+      f.train.erase(std::unique(f.train.begin(), f.train.end()), f.train.end());
+      smallest_train = std::min(smallest_train, f.train.size());
+    }
   } else if (fs.kind == FoldSpec::Kind::loo) {
     if (n < 2) throw Error::parameter("loo", "leave-one-out needs at least 2 rows");
     smallest_train = n - 1;
@@ -38,7 +49,8 @@ EvalResult evaluate(const Dataset& data, const EvalOptions& opt) {
   res.score_names = detail::score_names(opt.task);
   if (cls) res.classes = ctx.targets.encoder.classes();
   switch (fs.kind) {
-    case FoldSpec::Kind::kfold: res.folds = detail::run_kfold(ctx, folds, scores); break;
+    case FoldSpec::Kind::kfold:
+    case FoldSpec::Kind::splits: res.folds = detail::run_kfold(ctx, folds, scores); break;
     case FoldSpec::Kind::loo: res.folds = detail::run_loo(ctx, scores); break;
     case FoldSpec::Kind::test: res.folds = detail::run_test_file(ctx, scores); break;
   }

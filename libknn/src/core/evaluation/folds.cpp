@@ -1,6 +1,7 @@
 // The fold of every row: a seeded shuffle that a script in any language can reproduce.
 #include <algorithm>
 #include <numeric>
+#include <string>
 
 #include "core/evaluation/eval_context.hpp"
 #include "knn/error.hpp"
@@ -57,6 +58,21 @@ std::vector<detail::Fold> detail::kfold_folds(std::size_t rows, const std::vecto
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t g = 0; g < folds.size(); ++g) (static_cast<int>(g) == f[i] ? folds[g].test : folds[g].train).push_back(i);
   return folds;
+}
+
+void detail::check_splits(const std::vector<Split>& splits, std::size_t rows) {
+  if (splits.empty()) throw Error::parameter("splits", "no split given");
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    const Split& s = splits[i];
+    const std::string which = "split " + std::to_string(i + 1) + " of " + std::to_string(splits.size());
+    if (s.train.empty() || s.test.empty())
+      throw Error::parameter("splits", which + " has no " + (s.train.empty() ? "training" : "test") + " rows");
+    for (const auto* part : {&s.train, &s.test})
+      for (std::size_t r : *part)
+        if (r >= rows)
+          throw Error::parameter("splits", which + " names row " + std::to_string(r) + "; the data has " +
+                                               std::to_string(rows) + " rows (0-based: the last is " + std::to_string(rows - 1) + ")");
+  }
 }
 
 }  // namespace knn

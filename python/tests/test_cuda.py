@@ -1,0 +1,79 @@
+"""device='cuda' against device='cpu': the same neighbours and distances, bit for bit, the same
+class predictions, and vote shares, means and k_sweep scores within 1e-9 relative
+(docs/design.md#contracts). Skips where no GPU is usable."""
+
+import numpy as np
+import pytest
+
+import libknn
+from conftest import blobs
+
+pytestmark = pytest.mark.skipif(not libknn.cuda_available(), reason="no usable GPU (or a build without CUDA)")
+
+METRICS = ["euclidean", "manhattan", "cosine"]
+WEIGHTS = ["uniform", "distance", "gaussian:0.7"]
+
+
+def both(cls, X, y, **params):
+    cpu = cls(device="cpu", **params).fit(X, y)
+    gpu = cls(device="cuda", **params).fit(X, y)
+    assert gpu._model.backend != "cpu"
+    return cpu, gpu
+
+
+def assert_same_neighbours(cpu, gpu, Q, k=None):
+    for kwargs in ({"X": Q, "n_neighbors": k}, {"X": None, "n_neighbors": k}):
+        dc, ic = cpu.kneighbors(**kwargs)
+        dg, ig = gpu.kneighbors(**kwargs)
+        np.testing.assert_array_equal(ig, ic)
+        np.testing.assert_array_equal(dg, dc)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("weights", WEIGHTS)
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+def test_classifier(rng, metric, weights, precision):
+    X, y = blobs(rng, 3000, 24, classes=5)
+    Q, _ = blobs(rng, 700, 24, classes=5)
+    for k in (1, 9, 64):
+        cpu, gpu = both(libknn.KNeighborsClassifier, X, y, n_neighbors=k, weights=weights, metric=metric, precision=precision)
+        assert_same_neighbours(cpu, gpu, Q)
+        np.testing.assert_array_equal(gpu.predict(Q), cpu.predict(Q))
+        np.testing.assert_allclose(gpu.predict_proba(Q), cpu.predict_proba(Q), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("weights", WEIGHTS)
+@pytest.mark.parametrize("scaling", ["none", "minmax", "standard"])
+def test_regressor(rng, metric, weights, scaling):
+    X, _ = blobs(rng, 2500, 12)
+    Q, _ = blobs(rng, 600, 12)
+    y = X[:, 0].astype(np.float64) * 4 + rng.normal(size=len(X))
+    cpu, gpu = both(libknn.KNeighborsRegressor, X, y, n_neighbors=11, weights=weights, metric=metric, scaling=scaling)
+    assert_same_neighbours(cpu, gpu, Q)
+    np.testing.assert_allclose(gpu.predict(Q), cpu.predict(Q), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_nearest_neighbors_large_k(rng, metric):
+    X, _ = blobs(rng, 6000, 20)
+    Q, _ = blobs(rng, 300, 20)
+    cpu, gpu = both(libknn.NearestNeighbors, X, None, n_neighbors=3000, metric=metric)
+    assert_same_neighbours(cpu, gpu, Q)
+    assert_same_neighbours(cpu, gpu, Q, k=5)
+
+
+@pytest.mark.parametrize("task", ["classify", "regress"])
+def test_k_sweep(rng, task):
+    X, y = blobs(rng, 1500, 10, classes=4)
+    if task == "regress":
+        y = X[:, 2].astype(np.float64) + rng.normal(size=len(y))
+    kwargs = dict(k=range(1, 41), weights=["uniform", "distance"], metric=["euclidean", "manhattan"], scaling="minmax")
+    cpu = libknn.k_sweep(X, y, device="cpu", **kwargs)
+    gpu = libknn.k_sweep(X, y, device="cuda", **kwargs)
+    assert list(gpu.columns) == list(cpu.columns)
+    for name in cpu.columns:
+        if cpu[name].dtype == object:
+            np.testing.assert_array_equal(gpu[name], cpu[name])
+        else:
+            np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-9, atol=1e-12)
