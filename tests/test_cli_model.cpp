@@ -270,6 +270,19 @@ TEST(CliModelRefusals, AnIdentifierMustBeOneWhenFitted) {
                                 {"option --id: \"colour\" names a column of", "rnames.csv, which was read without --id"});
 }
 
+TEST(CliModel, RowNamesLeftOutAtTheFitMayIdentifyTheQueries) {
+  // The training file's unnamed first column (row names) is neither a feature nor the label: a
+  // model fitted without --id may carry the query file's row names, as --train --id 0 does.
+  const std::string model = fitted(case_file("tabular/rnames.csv"), {"--impute", "mean", "-k", "3"});
+  const AppResult carried = cli({"predict", "--model", model, "--query", case_file("tabular/rnames_query.csv"), "--id", "0"});
+  const AppResult trained = cli({"predict", "--train", case_file("tabular/rnames.csv"), "--impute", "mean", "-k", "3", "--query",
+                                 case_file("tabular/rnames_query.csv"), "--id", "0"});
+  ASSERT_EQ(carried.code, 0) << carried;
+  ASSERT_EQ(trained.code, 0) << trained;
+  EXPECT_EQ(carried.out, trained.out);
+  EXPECT_EQ(carried.out.rfind(",prediction\n", 0), 0u) << carried.out;
+}
+
 TEST(CliModelRefusals, NeitherTrainNorModel) {
   expect_refused_without_output({"predict", "--query", kIrisNew}, {"option --train: is required by knn-cli predict (or --model"});
   expect_refused_without_output({"neighbors", "--query", kIrisNew}, {"option --train: is required by knn-cli neighbors"});

@@ -10,8 +10,10 @@ std::string unnamed(const Dataset& d) {
   std::string cols;
   for (std::size_t c : d.unnamed_columns) cols += (cols.empty() ? "" : ", ") + std::to_string(c + 1);
   const bool one = d.unnamed_columns.size() == 1;
+  // Options take 0-based indices, these notes count from 1: the hint names the option's index.
   return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") +
-         " no name in the header (row names, as R's write.csv and pandas write them): left out of the features";
+         " no name in the header (row names, as R's write.csv and pandas write them): left out of the features" +
+         (one ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
 }
 
 }  // namespace

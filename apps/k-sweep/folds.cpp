@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "knn/communicator.hpp"
-#include "file_rows.hpp"
 #include "output_writer.hpp"
 
 namespace knn::sweep {
@@ -14,7 +13,7 @@ std::string folds_csv(const Dataset& data, const EvalOptions& eo) {
     Dataset all;
     all.labels = gather_labels(*eo.backend.comm, data.labels);
     all.features.rows = data.all_rows();
-    if (data.dropped_rows) all.file_rows = app::all_file_rows(data, eo.backend.comm.get());
+    if (data.dropped_rows) all.file_rows = all_file_rows(data, eo.backend.comm.get());
     EvalOptions one = eo;
     one.backend.comm = nullptr;
     return folds_csv(all, one);

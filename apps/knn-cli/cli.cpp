@@ -35,9 +35,10 @@ constexpr const char* kUsage =
 struct Subcommand {
   const char* name;
   std::string (*run)(const cxxopts::ParseResult&, const Settings&, std::ostream&);
+  bool prints = true;  // fit writes a model file, not output
 };
 constexpr Subcommand kSubcommands[] = {
-    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}, {"fit", fit}};
+    {"predict", predict}, {"evaluate", evaluate}, {"neighbors", neighbors}, {"inspect", inspect}, {"fit", fit, false}};
 
 }  // namespace
 
@@ -80,7 +81,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
       if (s.model) stage_done("model file read");
     }
     const std::string result = sub->run(r, s, err);
-    if (streams.writes() && cmd != "fit") app::write_output(s.output, result, out);
+    if (streams.writes() && sub->prints) app::write_output(s.output, result, out);
     stage_done("output written");
     s.notes.print(err);
     print_stage_times(err);

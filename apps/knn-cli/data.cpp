@@ -23,6 +23,11 @@ void check_query_ids(const Settings& s, const Dataset& query) {
     throw app::option_error("id", "no column " + quote(s.csv.id) + " in " + query.source + " to carry to the output");
 }
 
+std::shared_ptr<const KnnClassifier> fit_classifier(const Settings& s, const Dataset& train) {
+  app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
+  return fit_model<KnnClassifier>(s, train);
+}
+
 Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query) {
   PrepReport report;
   Matrix q = model.encode(query, &report);

@@ -34,6 +34,10 @@ std::shared_ptr<const Model> fit_model(const Settings& s, const Dataset& train) 
   return m;
 }
 
+/// A classifier fitted on the training rows, once their labels are checked to be classes where
+/// the task was guessed.
+std::shared_ptr<const KnnClassifier> fit_classifier(const Settings& s, const Dataset& train);
+
 /// predict and neighbors: the model (s.model, read from --model; or `fit(train)`, a
 /// std::shared_ptr<const Model> fitted on --train) and the --query rows, then `answer(model,
 /// query)`; a query value that overflows once scaled is reported at its file, line and column.

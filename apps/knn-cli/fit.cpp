@@ -14,8 +14,7 @@ std::string fit(const cxxopts::ParseResult& r, const Settings& s, std::ostream& 
   std::shared_ptr<const KnnModel> model;
   std::string classes;
   if (s.task == Task::classify) {
-    app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-    const auto m = fit_model<KnnClassifier>(s, train);
+    const auto m = fit_classifier(s, train);
     classes = ", " + std::to_string(m->classes().size()) + (m->classes().size() == 1 ? " class" : " classes");
     model = m;
   } else {

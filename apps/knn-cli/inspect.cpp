@@ -165,7 +165,9 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
   if (!task_note.empty()) out << "; " << task_note;
   out << "\nfeatures  " << d.dims() << " columns (" << numeric << " numeric, " << one_hot << " categorical), " << width
       << " once one-hot encoded\n";
-  if (missing) out << "missing   " << missing << " cells in " << missing_cols << " columns (fill them with --impute, or --drop-missing)\n";
+  if (missing)
+    out << "missing   " << missing << (missing == 1 ? " cell in " : " cells in ") << missing_cols
+        << (missing_cols == 1 ? " column" : " columns") << " (fill them with --impute, or --drop-missing)\n";
   std::size_t w = 6;
   for (const ColumnInfo& c : cols) w = std::max(w, c.name.size() + 2);
   out << "\n" << std::left << std::setw(static_cast<int>(w)) << "column" << std::setw(13) << "role" << std::setw(13) << "type"

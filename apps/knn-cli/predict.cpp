@@ -95,10 +95,7 @@ std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostre
   if (s.task == Task::classify)
     return answer_queries<KnnClassifier>(
         r, s, "predict",
-        [&](const Dataset& train) {
-          app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-          return fit_model<KnnClassifier>(s, train);
-        },
+        [&](const Dataset& train) { return fit_classifier(s, train); },
         [&](const KnnClassifier& m, const Dataset& query) { return classify(s, proba, m, query); });
   if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
   return answer_queries<KnnRegressor>(

@@ -2,8 +2,8 @@
 weights, scaling, device, precision) are passed on as text, so that one rule decides them."""
 
 import numbers
-import os
 
+import joblib
 from sklearn.utils.validation import check_scalar
 
 # scikit-learn's metric names and our aliases -> the library's name, and the name scikit-learn
@@ -55,6 +55,5 @@ def threads(n_jobs):
     check_scalar(n_jobs, "n_jobs", numbers.Integral)
     if n_jobs == 0:
         raise ValueError("n_jobs == 0 has no meaning; use a positive count, or -1 for every core")
-    if n_jobs > 0:
-        return int(n_jobs)
-    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+    # joblib counts the cores this process may use (affinity, cgroup limits), as scikit-learn does.
+    return joblib.effective_n_jobs(int(n_jobs))

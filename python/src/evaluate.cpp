@@ -94,14 +94,11 @@ pybind11::dict result_columns(const EvalResult& res) {
   out["weights"] = weights;
   out["metric"] = metrics;
   out["k"] = column(std::move(ks));
-  pybind11::list names;
   for (std::size_t s = 0; s < res.score_names.size(); ++s) {
     out[pybind11::str(res.score_names[s] + "_mean")] = column(std::move(mean[s]));
     out[pybind11::str(res.score_names[s] + "_std")] = column(std::move(sd[s]));
-    names.append(res.score_names[s]);
   }
   pybind11::dict info;
-  info["scores"] = names;
   info["folds"] = res.folds;
   info["best"] = n ? res.best : 0;
   pybind11::dict both;
@@ -149,7 +146,7 @@ void bind_evaluate(pybind11::module_& m) {
         pybind11::arg("threads"),
         "Cross-validated scores of every k in `ks` for every weight function and metric, in one pass over the "
         "folds (the k-fold folds of `folds`, or the given (train, test) row splits). Returns {'columns': {...}, "
-        "'info': {'scores', 'folds', 'best'}}; y: class ids 0..C-1 for classify, float targets for regress.");
+        "'info': {'folds', 'best'}}; y: class ids 0..C-1 for classify, float targets for regress.");
 }
 
 }  // namespace knn::py

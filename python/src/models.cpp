@@ -114,7 +114,6 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
   c.def_static("load", &load<Model>, pybind11::arg("data"), pybind11::arg("device"), pybind11::arg("precision"),
                pybind11::arg("threads"), "A model saved by save(), run on the device given.");
   c.def_property_readonly("train_size", [](const H& h) { return h.model.train_size(); });
-  c.def_property_readonly("k", [](const H& h) { return h.model.params().k; });
   c.def_property_readonly("backend", [](const H& h) { return std::string(h.model.backend().name()); });
   return c;
 }
@@ -173,8 +172,7 @@ void bind_models(pybind11::module_& m) {
             return per_row(h, x, h.model.classes().size(),
                            [](const KnnClassifier& model, const Matrix& rows) { return model.predict_proba(rows); });
           },
-          pybind11::arg("X").noconvert())
-      .def_property_readonly("n_classes", [](const Held<KnnClassifier>& h) { return h.model.classes().size(); });
+          pybind11::arg("X").noconvert());
 
   bind_model<KnnRegressor>(m, "KnnRegressor")
       .def(

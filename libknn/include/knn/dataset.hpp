@@ -113,6 +113,10 @@ Dataset load_csv(const std::string& path, const CsvOptions& options);
 /// communicator of several ranks this is load_csv.
 Dataset load_csv_sharded(const std::string& path, const CsvOptions& options, const Communicator* comm);
 
+/// The file row (Dataset::file_row) of every row of `data`, over every rank of `comm` in rank
+/// order: the global rows' numbers as the user knows them, where dropped rows shift nothing.
+std::vector<std::size_t> all_file_rows(const Dataset& data, const Communicator* comm);
+
 /// Loads a query file whose feature columns match `train`'s, each read as the training file's
 /// column is typed: with a header, columns are found by name (the label and identifier columns
 /// may be present or absent; other columns only where ignore names them); without one, the file

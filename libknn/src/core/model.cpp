@@ -4,6 +4,7 @@
 
 #include "core/placement.hpp"
 #include "distributed/candidate_merge.hpp"
+#include "knn/communicator.hpp"
 #include "knn/error.hpp"
 #include "knn/scores.hpp"
 
@@ -21,13 +22,10 @@ void check_k(std::size_t k, std::size_t rows) {
 
 // The file row of every training row of `data` (every rank's, in rank order), or none where each
 // row is the file's row of its index.
-std::vector<std::size_t> training_file_rows(const Dataset& data, const detail::Placement& placement) {
+std::vector<std::size_t> training_file_rows(const Dataset& data, const detail::Placement& placement, const Communicator* comm) {
   const std::vector<int> dropped = placement.gather(std::vector<int>{!data.file_rows.empty() || data.dropped_rows > 0});
   if (std::find(dropped.begin(), dropped.end(), 1) == dropped.end()) return {};
-  std::vector<double> mine(data.size());
-  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<double>(data.file_row(i));
-  const std::vector<double> all = placement.gather(std::move(mine));  // exact: rows are far below 2^53
-  std::vector<std::size_t> rows(all.begin(), all.end());
+  std::vector<std::size_t> rows = all_file_rows(data, comm);
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (rows[i] != i) return rows;
   return {};
@@ -60,7 +58,7 @@ void KnnModel::fit_dataset(const Dataset& data) {
   Preprocessor prep(params_.impute);
   prep.fit(data, nullptr, detail::prep_gather(*placement_));
   auto layout = std::make_shared<Dataset>(data.layout());
-  layout->file_rows = training_file_rows(data, *placement_);
+  layout->file_rows = training_file_rows(data, *placement_, params_.backend.comm.get());
   if (prep.plain() && !data.has_missing()) fit_encoded(data.features, prep);
   else fit_encoded(prep.transform(data), prep);
   layout_ = std::move(layout);

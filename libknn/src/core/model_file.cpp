@@ -2,7 +2,6 @@
 // rank's rows gathered, where sharded), and a model from a record (this rank's share of the rows).
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <string_view>
 
 #include "core/placement.hpp"
@@ -144,8 +143,6 @@ class ModelReader {
   void read(const Communicator* comm, Build&& build) const {
     collective(comm, [&] {
       if (!path_) return build(decode_model(static_cast<const std::uint8_t*>(data_), size_, name()));
-      std::error_code ec;
-      if (std::filesystem::is_directory(*path_, ec)) throw Error::at(*path_, 0, 0, "is a directory, not a model file");
       const Source file(*path_, Source::Kind::binary);
       build(decode_model(reinterpret_cast<const std::uint8_t*>(file.data()), file.size(), file.name()));
     });

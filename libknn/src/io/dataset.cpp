@@ -277,9 +277,14 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   data.options = o;
   data.column_names = first_record(data.source, content, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
-  // An identifier column is one of the training file too, where that has it: a model whose
-  // training file was read without it holds it as a feature (or the label).
-  if (!o.id.empty() && !train.has_ids() && find_column(o.id, train.column_names, o.header, "id", train.source))
+  // An identifier column that the training file holds as a feature or as the label cannot be an
+  // identifier of the query rows: the model searches by it (an identifier of the training file
+  // is given when the model is fitted). A column the training file left out (row names) can.
+  const auto read_as_data = [&](std::size_t c) {
+    return c == train.label_column || std::find(train.feature_columns.begin(), train.feature_columns.end(), c) != train.feature_columns.end();
+  };
+  if (const auto c = o.id.empty() || train.has_ids() ? std::nullopt : find_column(o.id, train.column_names, o.header, "id", train.source);
+      c && read_as_data(*c))
     throw Error::parameter("id", quote(o.id) + " names a column of " + train.source + ", which was read without " + param("id") +
                                      " (an identifier column of the training file is given when the model is fitted)");
   std::vector<long> role(ncols, kIgnore);

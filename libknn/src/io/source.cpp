@@ -37,7 +37,7 @@ Source::Source(const std::string& path, Kind kind) : name_(path), kind_(kind) {
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw Error::at(path, 0, 0, kind == Kind::text ? "is a directory, not a CSV file" : "is a directory, not a file");
+    throw Error::at(path, 0, 0, kind == Kind::text ? "is a directory, not a CSV file" : "is a directory, not a model file");
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw Error::at(path, 0, 0, std::string("cannot open: ") + std::strerror(errno));
   const ClosedOnExit closed{fd};

@@ -15,7 +15,7 @@ class Source {
   /// Reads `path` ("-": standard input): a regular file is mapped into memory (no copy), anything
   /// else read to its end. Throws knn::Error naming the path when it is a folder or cannot be
   /// read.
-  /// A binary file (a model file) is not indexed: its line ends, NUL bytes and quotes mean nothing.
+  /// A binary file (a model file, so named in errors) is not indexed: its line ends, NUL bytes and quotes mean nothing.
   enum class Kind { text, binary };
   explicit Source(const std::string& path, Kind kind = Kind::text);
   ~Source();

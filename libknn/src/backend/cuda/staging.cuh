@@ -19,7 +19,9 @@ constexpr std::size_t kStagePiece = std::size_t{4} << 20;
 
 /// count floats from host memory to dst through the page-locked staging buffers, a piece at a
 /// time (the copy engine reads page-locked memory at the bus's pace, pageable memory at a
-/// fraction of it); `st` waits for them.
+/// fraction of it); `st` waits for them. The copies run on the context's copy stream, which does
+/// not wait for `st`: `dst` must not be read by work still pending on any stream (a buffer a
+/// kernel on `st` may still read is written with cudaMemcpyAsync on `st` instead).
 void upload_staged(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st);
 
 /// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB

@@ -1,9 +1,11 @@
-#include "file_rows.hpp"
-
+// all_file_rows (knn/dataset.hpp): every rank's file rows, gathered as raw bytes.
 #include <cstring>
 #include <string>
 
-namespace knn::app {
+#include "knn/communicator.hpp"
+#include "knn/dataset.hpp"
+
+namespace knn {
 
 std::vector<std::size_t> all_file_rows(const Dataset& data, const Communicator* comm) {
   std::vector<std::size_t> mine(data.size());
@@ -19,4 +21,4 @@ std::vector<std::size_t> all_file_rows(const Dataset& data, const Communicator* 
   return all;
 }
 
-}  // namespace knn::app
+}  // namespace knn
