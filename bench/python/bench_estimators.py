@@ -69,7 +69,7 @@ class Table:
         print("| work | libknn | baseline | ratio libknn / baseline | note |")
         print("|---|---|---|---|---|")
         for work, ours, name, theirs, note in self.rows:
-            ratio = f"**{ours / theirs:.2f}x**" if theirs else "-"
+            ratio = f"**{ours / theirs:.3g}x**" if theirs else "-"
             print(f"| {work} | {ours:.3f} s | {name}: {theirs:.3f} s | {ratio} | {note} |")
 
 
@@ -95,6 +95,7 @@ def cpu_against_sklearn(args, data, table):
     table.add(f"fit, {len(xtr):,} x {xtr.shape[1]}", lf, "scikit-learn brute", sf)
     table.add(f"predict, {len(xte):,} queries, k = {args.k}", lp, "scikit-learn brute", sp,
               f"accuracy {np.mean(lpred == yte):.4f} vs {np.mean(spred == yte):.4f}; {same:,} of {len(xte):,} predictions equal")
+    table.add("fit + predict", lf + lp, "scikit-learn brute", sf + sp)
 
     # The k-sweep on the first rows of the training set, the same 5 stratified folds for both.
     n = args.sweep_rows
