@@ -25,6 +25,14 @@ void check_query_ids(const Settings& s, const Dataset& query);
 /// The query rows of `query` as `model` searches them; cells filled and categories unknown noted.
 Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query);
 
+/// A `Model` with the run's parameters, fitted on the training rows.
+template <class Model>
+std::shared_ptr<const Model> fit_model(const Settings& s, const Dataset& train) {
+  auto m = std::make_shared<Model>(s.params);
+  m->fit(train);
+  return m;
+}
+
 /// predict and neighbors: the model (s.model, read from --model; or `fit(train)`, a
 /// std::shared_ptr<const Model> fitted on --train) and the --query rows, then `answer(model,
 /// query)`; a query value that overflows once scaled is reported at its file, line and column.

@@ -1,5 +1,4 @@
 #include <memory>
-#include <sstream>
 
 #include "data.hpp"
 #include "errors.hpp"
@@ -12,18 +11,15 @@ std::string fit(const cxxopts::ParseResult& r, const Settings& s, std::ostream& 
   if (s.output.empty()) throw app::option_error("output", "is required by knn-cli fit: the model file to write (-o MODEL)");
   if (s.output == "-") throw app::option_error("output", "a model file is binary: give a file name, not standard output (-)");
   const Dataset train = load_train(r, s, "fit");
-  std::unique_ptr<KnnModel> model;
+  std::shared_ptr<const KnnModel> model;
   std::string classes;
   if (s.task == Task::classify) {
     app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-    auto m = std::make_unique<KnnClassifier>(s.params);
-    m->fit(train);
+    const auto m = fit_model<KnnClassifier>(s, train);
     classes = ", " + std::to_string(m->classes().size()) + (m->classes().size() == 1 ? " class" : " classes");
-    model = std::move(m);
+    model = m;
   } else {
-    auto m = std::make_unique<KnnRegressor>(s.params);
-    m->fit(train);
-    model = std::move(m);
+    model = fit_model<KnnRegressor>(s, train);
   }
   model->save(s.output);
   const std::size_t width = model->preprocessor().width();

@@ -1,4 +1,3 @@
-#include <memory>
 #include <vector>
 
 #include "data.hpp"
@@ -46,12 +45,8 @@ std::string neighbors_text(const Settings& s, const KnnModel& model, const Datas
 std::string neighbors(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
   return answer_queries<KnnModel>(
       r, s, "neighbors",
-      [&](const Dataset& train) {
-        // Neighbours need no labels: the preprocessing, the scaler and the rows of the shared model.
-        auto m = std::make_shared<NearestNeighbors>(s.params);
-        m->fit(train);
-        return m;
-      },
+      // Neighbours need no labels: the preprocessing, the scaler and the rows of the shared model.
+      [&](const Dataset& train) { return fit_model<NearestNeighbors>(s, train); },
       [&](const KnnModel& m, const Dataset& query) { return neighbors_text(s, m, query); });
 }
 

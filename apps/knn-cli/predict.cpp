@@ -1,4 +1,3 @@
-#include <memory>
 #include <vector>
 
 #include "data.hpp"
@@ -95,19 +94,13 @@ std::string predict(const cxxopts::ParseResult& r, const Settings& s, std::ostre
         r, s, "predict",
         [&](const Dataset& train) {
           app::check_guessed_task(train, s.task_given, s.label_given, s.params.backend.comm.get());
-          auto m = std::make_shared<KnnClassifier>(s.params);
-          m->fit(train);
-          return m;
+          return fit_model<KnnClassifier>(s, train);
         },
         [&](const KnnClassifier& m, const Dataset& query) { return classify(s, proba, m, query); });
   if (proba) throw app::option_error("proba", "gives class probabilities: it needs --task classify");
   return answer_queries<KnnRegressor>(
       r, s, "predict",
-      [&](const Dataset& train) {
-        auto m = std::make_shared<KnnRegressor>(s.params);
-        m->fit(train);
-        return m;
-      },
+      [&](const Dataset& train) { return fit_model<KnnRegressor>(s, train); },
       [&](const KnnRegressor& m, const Dataset& query) { return regress(s, m, query); });
 }
 

@@ -1,5 +1,6 @@
 // Models to and from model files (docs/model-format.md): the record of a fitted model (every
 // rank's rows gathered, where sharded), and a model from a record (this rank's share of the rows).
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
@@ -78,9 +79,20 @@ void KnnModel::load_record(const detail::ModelRecord& r, BackendOptions backend)
     lo = r.rows * rank / ranks;
     hi = r.rows * (rank + 1) / ranks;
   }
-  Matrix train(hi - lo, r.cols);
-  if (!train.values.empty())
-    std::memcpy(train.values.data(), static_cast<const char*>(r.values) + lo * r.cols * sizeof(float), train.values.size() * sizeof(float));
+  Matrix train;
+  train.rows = hi - lo;
+  train.cols = r.cols;
+  const char* rows = static_cast<const char*>(r.values) + lo * r.cols * sizeof(float);
+  const std::size_t count = train.rows * train.cols;
+  // Copied once: straight from the floats where they are aligned as floats (a mapped file's
+  // always are), else into zeroed memory.
+  if (reinterpret_cast<std::uintptr_t>(rows) % alignof(float) == 0) {
+    const auto* first = reinterpret_cast<const float*>(rows);
+    train.values.assign(first, first + count);
+  } else {
+    train.values.resize(count);
+    if (count) std::memcpy(train.values.data(), rows, count * sizeof(float));
+  }
   payload_.clear();
   for (std::size_t i = lo; i < hi && r.kind == ModelKind::classifier; ++i) payload_.push_back(r.class_ids[i]);
   if (r.kind == ModelKind::regressor) payload_.assign(r.targets.begin() + lo, r.targets.begin() + hi);

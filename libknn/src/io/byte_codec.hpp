@@ -74,7 +74,8 @@ class ByteReader {
   /// A count of items of at least `item_bytes` each, checked against the bytes left.
   std::size_t count(std::size_t item_bytes, const char* what) {
     const std::uint64_t n = u64(what);
-    if (n > left() / item_bytes) fail_(std::string(what) + ": a count of " + std::to_string(n) + " passes the end of the metadata");
+    if (n > left() / item_bytes)
+      fail_(std::string(what) + ": " + std::to_string(n) + (item_bytes == 1 ? " bytes pass" : " entries pass") + " the end of the metadata");
     return static_cast<std::size_t>(n);
   }
   std::string str(const char* what) {

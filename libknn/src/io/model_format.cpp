@@ -168,7 +168,15 @@ std::vector<std::uint8_t> encode(const ModelRecord& r) {
   return out;
 }
 
-bool finite_float_bits(const std::uint8_t* p) { return (get(p, 4) & 0x7F800000u) != 0x7F800000u; }
+// The first of `count` floats at `p` that is not finite (its exponent bits all ones), or count.
+std::uint64_t first_not_finite(const std::uint8_t* p, std::uint64_t count) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + 4 * i, 4);  // a little-endian host (above)
+    if ((bits & 0x7F800000u) == 0x7F800000u) return i;
+  }
+  return count;
+}
 
 // A file whose first 8 bytes differ from the signature, but whose header checksum matches its
 // header with the signature in their place: a model file with damaged signature bytes.
@@ -192,9 +200,8 @@ class Decoder {
     read_metadata(r);
     read_labels(r);
     const std::uint8_t* rows = p_ + rows_offset_;
-    for (std::uint64_t i = 0; i < n_ * d_; ++i)
-      if (!finite_float_bits(rows + 4 * i))
-        throw corrupt("training row " + std::to_string(i / d_ + 1) + ", column " + std::to_string(i % d_ + 1) + " is not a finite number");
+    if (const std::uint64_t i = first_not_finite(rows, n_ * d_); i < n_ * d_)
+      throw corrupt("training row " + std::to_string(i / d_ + 1) + ", column " + std::to_string(i % d_ + 1) + " is not a finite number");
     r.values = rows;
     return r;
   }
