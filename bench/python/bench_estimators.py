@@ -6,8 +6,12 @@ same folds. Every pair runs in this one run with the same thread count (libknn's
 scikit-learn's n_jobs and its BLAS/OpenMP pools through threadpoolctl). Prints a markdown table
 with the ratios.
 
+scikit-learn's speed depends on numpy's BLAS: Debian's numpy takes the slow reference BLAS unless
+libopenblas0-pthread is installed, and OpenBLAS takes this machine's EPYC for an old core unless
+OPENBLAS_CORETYPE=SkylakeX is set (our benchmark method: an optimised BLAS for every baseline); the first line printed names the BLAS.
+
 Usage (from the repository root, after the build):
-  PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_estimators.py [--threads 2]
+  OPENBLAS_CORETYPE=SkylakeX PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_estimators.py [--threads 2]
   PYTHONPATH=build-gpu/python python3 bench/python/bench_estimators.py --device cuda
 
 --device cuda times libknn on the GPU against PyTorch (torch.cdist + topk + a vote on the GPU,
@@ -65,7 +69,7 @@ class Table:
         print("| work | libknn | baseline | ratio libknn / baseline | note |")
         print("|---|---|---|---|---|")
         for work, ours, name, theirs, note in self.rows:
-            ratio = f"**{ours / theirs:.2f}x**" if theirs else "-"
+            ratio = f"**{ours / theirs:.3g}x**" if theirs else "-"
             print(f"| {work} | {ours:.3f} s | {name}: {theirs:.3f} s | {ratio} | {note} |")
 
 
@@ -91,6 +95,7 @@ def cpu_against_sklearn(args, data, table):
     table.add(f"fit, {len(xtr):,} x {xtr.shape[1]}", lf, "scikit-learn brute", sf)
     table.add(f"predict, {len(xte):,} queries, k = {args.k}", lp, "scikit-learn brute", sp,
               f"accuracy {np.mean(lpred == yte):.4f} vs {np.mean(spred == yte):.4f}; {same:,} of {len(xte):,} predictions equal")
+    table.add("fit + predict", lf + lp, "scikit-learn brute", sf + sp)
 
     # The k-sweep on the first rows of the training set, the same 5 stratified folds for both.
     n = args.sweep_rows
@@ -162,10 +167,13 @@ def main():
     xtr, ytr, xte, yte = fashion_mnist(args.data)
     data = xtr[:args.train_rows], ytr[:args.train_rows], xte[:args.queries], yte[:args.queries]
     import sklearn
+    from threadpoolctl import threadpool_info
 
+    blas = ", ".join(f"{i.get('internal_api')} {i.get('architecture', '')}".strip() for i in threadpool_info()
+                     if i.get("user_api") == "blas") or "none found"
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores; libknn {libknn.__version__} ({libknn.__file__}), scikit-learn {sklearn.__version__}, "
-          f"numpy {np.__version__}, {args.threads} threads")
+          f"numpy {np.__version__} (BLAS: {blas}), {args.threads} threads")
     table = Table()
     if not args.skip_sklearn:
         cpu_against_sklearn(args, data, table)

@@ -1,14 +1,8 @@
 #include "arrays.hpp"
 
-#include <algorithm>
-
 namespace knn::py {
 
-Matrix RowsView::matrix() const {
-  Matrix m(rows, cols);
-  std::copy_n(data, rows * cols, m.values.data());
-  return m;
-}
+Matrix RowsView::matrix() const { return Matrix(rows, cols, data); }
 
 RowsView rows_of(const FloatRows& a, const char* what) {
   if (a.ndim() != 2) throw pybind11::type_error(std::string(what) + " must be a 2-d float32 array");
