@@ -69,7 +69,7 @@ TEST(CandidateMerge, SearchInPartsEqualsOneSearch) {
           if (with_exclude && k == n) continue;  // one row fewer than the set for those queries
           knn::SearchRequest r;
           r.train = &train;
-          r.queries = &queries;
+          r.queries = queries;
           r.k = k;
           r.metric = metric;
           r.exclude = with_exclude ? exclude.data() : nullptr;
@@ -119,7 +119,7 @@ TEST(Placement, LocalSearchSpeaksGlobalRows) {
   const auto backend = cpu();
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &queries;
+  r.queries = queries;
   r.k = 7;
   r.exclude = exclude_local.data();
   const knn::Neighbors want = knn::search(*backend, r);

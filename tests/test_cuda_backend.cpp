@@ -28,7 +28,7 @@ knn::Neighbors run(knn::Device dev, const knn::Matrix& train, const knn::Matrix&
   const auto b = knn::make_backend(o);
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &q;
+  r.queries = q;
   r.k = k;
   r.metric = m;
   r.exclude = exclude;
@@ -228,7 +228,7 @@ TEST(CudaBackend, OneBackendServesSearchesOfEveryShapeInTurn) {
     const auto q = knn::test::random_matrix(s[2], s[1], rng);
     knn::SearchRequest r;
     r.train = &train;
-    r.queries = &q;
+    r.queries = q;
     r.k = s[3];
     expect_identical(knn::search(*gpu, r), knn::search(*cpu, r), "n=" + std::to_string(s[0]) + " k=" + std::to_string(s[3]));
   }
@@ -413,7 +413,7 @@ TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
       ASSERT_NE(prepared, nullptr) << "10^6 x " << d << " is kept on the GPU";
       knn::SearchRequest r;
       r.train = &train;
-      r.queries = &q;
+      r.queries = q;
       r.k = k;
       r.prepared = prepared.get();
       expect_identical(knn::search(*b, r), cpu, "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + ", prepared");

@@ -36,7 +36,7 @@ knn::Neighbors search_with(const knn::Backend& b, const knn::Matrix& train, cons
                            knn::Metric m, const knn::Scaler* scaler) {
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &queries;
+  r.queries = queries;
   r.k = k;
   r.metric = m;
   r.scaler = scaler;
@@ -160,7 +160,7 @@ void expect_same_scaling(const knn::Backend& gpu, const Data& d, const std::stri
   if (!prepared || want.rows == 0 || want_q.rows == 0) return;
   knn::SearchRequest r;
   r.train = &want;
-  r.queries = &want_q;
+  r.queries = want_q;
   r.k = std::min<std::size_t>(3, want.rows);
   const knn::Neighbors cpu = knn::search(*knn::make_backend({knn::Device::cpu}), r);
   r.prepared = prepared.get();

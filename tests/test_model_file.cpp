@@ -20,16 +20,9 @@
 #include "knn/error.hpp"
 #include "knn/model.hpp"
 #include "model_bytes.hpp"
+#include "asan.hpp"
 #include "test_util.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KNN_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KNN_TEST_ASAN 1
-#endif
 
 #ifndef KNN_TEST_ASAN
 // No allocation of this test program may be a gigabyte: a size read from a damaged file must be

@@ -47,7 +47,7 @@ knn::Neighbors run(const knn::Matrix& train, const knn::Matrix& q, std::size_t k
   const auto b = knn::make_backend(o);
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &q;
+  r.queries = q;
   r.k = k;
   r.metric = m;
   r.exclude = exclude;
@@ -196,7 +196,7 @@ TEST(Search, ValidatesKAndDimensions) {
   const auto b = knn::make_backend({knn::Device::cpu});
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &q;
+  r.queries = q;
   for (std::size_t k : {0u, 4u}) {
     r.k = k;
     try {
@@ -209,7 +209,7 @@ TEST(Search, ValidatesKAndDimensions) {
     }
   }
   r.k = 1;
-  r.queries = &wrong;
+  r.queries = wrong;
   EXPECT_THROW(knn::search(*b, r), knn::Error);
 }
 
@@ -230,7 +230,7 @@ TEST(Search, ScalerInTheRequestScalesTheQueries) {
     for (const auto m : kMetrics) {
       knn::SearchRequest r;
       r.train = &train;
-      r.queries = &q;
+      r.queries = q;
       r.k = 9;
       r.metric = m;
       r.scaler = &scaler;
@@ -249,7 +249,7 @@ TEST(Search, ScalerInTheRequestScalesTheQueries) {
   far(2, 0) = 1e30f;
   knn::SearchRequest r;
   r.train = &train;
-  r.queries = &far;
+  r.queries = far;
   r.k = 1;
   r.scaler = &scaler;
   try {
@@ -261,7 +261,7 @@ TEST(Search, ScalerInTheRequestScalesTheQueries) {
   }
   knn::Scaler wide(knn::Scaling::minmax);
   wide.fit(knn::test::random_matrix(4, 3, rng));
-  r.queries = &tiny;
+  r.queries = tiny;
   r.scaler = &wide;
   EXPECT_THROW(knn::search(*b, r), knn::Error);
 }

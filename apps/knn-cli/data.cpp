@@ -2,6 +2,7 @@
 
 #include "errors.hpp"
 #include "knn/communicator.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn::cli {
 
@@ -32,6 +33,7 @@ Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& q
   PrepReport report;
   Matrix q = model.encode(query, &report);
   s.notes.query(query, report);
+  stage_done("queries encoded");
   return q;
 }
 

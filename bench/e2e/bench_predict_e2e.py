@@ -46,7 +46,7 @@ def one_run(cmd):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{err.decode(errors='replace')}")
-    stages, first = [], None
+    stages, first, last = [], None, None
     for line in err.decode(errors="replace").splitlines():
         if not line.startswith("stage "):
             continue
@@ -56,9 +56,12 @@ def one_run(cmd):
         at = float(at)
         if first is None:
             first = at
+        last = at if last is None else max(last, at)
         stages.append((name.strip(), secs))
     start = (first - t0_epoch) if first is not None else float("nan")
-    return wall, start, stages, usage.ru_maxrss
+    # From the last mark to the process's end: static destructors and the libraries' teardown.
+    end = (t0_epoch + wall - last) if last is not None else float("nan")
+    return wall, start, stages, usage.ru_maxrss, end
 
 
 def main():
@@ -77,10 +80,14 @@ def main():
         print("|---|---|---|---|")
         starts = [r[1] for r in rs]
         print(f"| process start (spawn to first mark) | {statistics.median(starts):.4f} s | {min(starts):.4f} s | {max(starts):.4f} s |")
-        names = [n for n, _ in rs[0][2]][1:]  # the first mark ("start") closes no stage
-        for idx, n in enumerate(names, start=1):
-            vals = [r[2][idx][1] for r in rs if len(r[2]) > idx]
+        # By name: the GPU's start-up marks its stages from a thread of its own, so the order of
+        # the lines differs from run to run. The first mark ("start") closes no stage.
+        names = [n for n, _ in rs[0][2]][1:]
+        for n in names:
+            vals = [secs for r in rs for name, secs in r[2][1:] if name == n]
             print(f"| {n} | {statistics.median(vals):.4f} s | {min(vals):.4f} s | {max(vals):.4f} s |")
+        ends = [r[4] for r in rs]
+        print(f"| process end (last mark to exit) | {statistics.median(ends):.4f} s | {min(ends):.4f} s | {max(ends):.4f} s |")
         walls = [r[0] for r in rs]
         print(f"| **wall, whole process** | **{statistics.median(walls):.4f} s** | {min(walls):.4f} s | {max(walls):.4f} s |")
         print(f"\npeak resident memory of the process: {max(r[3] for r in rs) / 1024:.0f} MB (largest of {runs} runs)")

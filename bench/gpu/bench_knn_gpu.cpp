@@ -63,7 +63,7 @@ knn::Neighbors search(const knn::Backend& b, const knn::Matrix& train, const knn
   knn::SearchRequest r;
   r.train = &train;
   r.prepared = prepared;
-  r.queries = &q;
+  r.queries = q;
   r.k = k;
   return knn::search(b, r);
 }
@@ -296,12 +296,12 @@ void fashion_mnist(const std::string& train_csv, const std::string& test_csv) {
         req.k = 5;
         knn::Matrix scaled;
         if (in_search) {
-          req.queries = &test.features;
+          req.queries = test.features;
           req.scaler = &fm.scaler;
         } else {
           scaled = test.features;
           b.scale(fm.scaler, scaled);
-          req.queries = &scaled;
+          req.queries = scaled;
         }
         nb = knn::search(b, req);
       });

@@ -45,7 +45,7 @@ class KNeighborsClassifier(ClassifierMixin, VotingBase):
         check_classification_targets(y)
         classes, ids = np.unique(y, return_inverse=True)
         model, metric_name, k = self._new_model(X.shape[0], self.weights)
-        model.fit(X, np.ascontiguousarray(ids.reshape(-1), dtype=np.int64))
+        model.fit(X, np.ascontiguousarray(ids.reshape(-1), dtype=np.int64), len(classes))
         self.classes_ = classes
         return self._fitted(model, metric_name, k)
 

@@ -2,11 +2,9 @@
 
 namespace knn::py {
 
-Matrix RowsView::matrix() const { return Matrix(rows, cols, data); }
-
-RowsView rows_of(const FloatRows& a, const char* what) {
+MatrixView rows_of(const FloatRows& a, const char* what) {
   if (a.ndim() != 2) throw pybind11::type_error(std::string(what) + " must be a 2-d float32 array");
-  return {a.data(), static_cast<std::size_t>(a.shape(0)), static_cast<std::size_t>(a.shape(1))};
+  return {static_cast<std::size_t>(a.shape(0)), static_cast<std::size_t>(a.shape(1)), a.data()};
 }
 
 pybind11::tuple neighbors_tuple(Neighbors&& nb) {

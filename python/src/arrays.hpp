@@ -17,15 +17,9 @@ namespace knn::py {
 
 using FloatRows = pybind11::array_t<float, pybind11::array::c_style>;
 
-/// A 2-d array's rows as the library's matrix (one copy into its storage; call without the GIL
-/// after rows_of() checked the shape).
-struct RowsView {
-  const float* data;
-  std::size_t rows, cols;
-  Matrix matrix() const;
-};
-/// Throws TypeError unless `a` is 2-d; `what` names the argument.
-RowsView rows_of(const FloatRows& a, const char* what);
+/// A 2-d array's rows as the library reads them, in place (no copy): valid while `a` lives, which
+/// the call holding it guarantees. Throws TypeError unless `a` is 2-d; `what` names the argument.
+MatrixView rows_of(const FloatRows& a, const char* what);
 
 /// A 1-d array the same length as the rows, as a vector.
 template <class T>

@@ -30,7 +30,7 @@ std::string shortest(double v) {
 
 // The rows and labels as a data set of numeric columns f0, f1, ... and a label column y; a row's
 // "line" is its 1-based row number, which messages name (X:ROW:COLUMN).
-Dataset make_dataset(const RowsView& rows, const pybind11::object& y, Task task) {
+Dataset make_dataset(MatrixView rows, const pybind11::object& y, Task task) {
   Dataset d;
   d.source = "X";
   for (std::size_t j = 0; j < rows.cols; ++j) {
@@ -55,7 +55,7 @@ Dataset make_dataset(const RowsView& rows, const pybind11::object& y, Task task)
   }
   d.lines.resize(rows.rows);
   for (std::size_t i = 0; i < rows.rows; ++i) d.lines[i] = i + 1;
-  d.features = rows.matrix();
+  d.features = Matrix(rows);  // the evaluation keeps its own rows
   return d;
 }
 
@@ -112,7 +112,7 @@ pybind11::dict evaluate(const FloatRows& x, const pybind11::object& y, const std
                         const std::vector<std::string>& metrics, const std::string& scaling, int folds,
                         const std::optional<std::vector<std::pair<Index, Index>>>& splits, const std::string& device,
                         const std::string& precision, int threads) {
-  const RowsView rows = rows_of(x, "X");
+  const MatrixView rows = rows_of(x, "X");
   EvalOptions o = without_gil(sweep_spelling(), [&] {
     EvalOptions e;
     e.task = parse_task(task);

@@ -93,8 +93,8 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
   c.def(
       "kneighbors",
       [](const H& h, const FloatRows& x, std::size_t k) {
-        const RowsView rows = rows_of(x, "X");
-        return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors(rows.matrix(), k); }));
+        const MatrixView rows = rows_of(x, "X");
+        return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors(rows, k); }));
       },
       pybind11::arg("X").noconvert(), pybind11::arg("k"),
       "(distances, indices) of the k nearest training rows of each row of X.");
@@ -121,16 +121,16 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
 // Fits the model on the rows of X (f(model, rows) calls its fit) without the GIL.
 template <class Model, class F>
 void fit_rows(Held<Model>& h, const FloatRows& x, F&& f) {
-  const RowsView rows = rows_of(x, "X");
-  without_gil(estimator_spelling(), [&] { f(h.model, rows.matrix()); });
+  const MatrixView rows = rows_of(x, "X");
+  without_gil(estimator_spelling(), [&] { f(h.model, rows); });
   h.warn();
 }
 
 // f(model, rows) gives `width` values per row of X (0: one), without the GIL; as an array.
 template <class Model, class F>
 auto per_row(const Held<Model>& h, const FloatRows& x, std::size_t width, F&& f) {
-  const RowsView rows = rows_of(x, "X");
-  auto values = without_gil(estimator_spelling(), [&] { return f(h.model, rows.matrix()); });
+  const MatrixView rows = rows_of(x, "X");
+  auto values = without_gil(estimator_spelling(), [&] { return f(h.model, rows); });
   std::vector<pybind11::ssize_t> shape{static_cast<pybind11::ssize_t>(rows.rows)};
   if (width) shape.push_back(static_cast<pybind11::ssize_t>(width));
   return owned_array(std::move(values), std::move(shape));
@@ -143,34 +143,34 @@ void bind_models(pybind11::module_& m) {
       .def(
           "fit",
           [](Held<NearestNeighbors>& h, const FloatRows& x) {
-            fit_rows(h, x, [](NearestNeighbors& model, const Matrix& rows) { model.fit(rows); });
+            fit_rows(h, x, [](NearestNeighbors& model, MatrixView rows) { model.fit(rows); });
           },
           pybind11::arg("X").noconvert());
 
   bind_model<KnnClassifier>(m, "KnnClassifier")
       .def(
           "fit",
-          [](Held<KnnClassifier>& h, const FloatRows& x, const Ids& y) {
-            const std::vector<std::int64_t> ids = vector_of<std::int64_t>(y, rows_of(x, "X").rows, "y");
-            fit_rows(h, x, [&](KnnClassifier& model, const Matrix& rows) {
-              std::vector<std::string> labels(ids.size());
-              for (std::size_t i = 0; i < ids.size(); ++i) labels[i] = std::to_string(ids[i]);
-              model.fit(rows, labels);
-            });
+          [](Held<KnnClassifier>& h, const FloatRows& x, const Ids& y, std::size_t n_classes) {
+            const std::vector<std::int64_t> given = vector_of<std::int64_t>(y, rows_of(x, "X").rows, "y");
+            // Out-of-range ids become -1, which the library refuses with its message.
+            std::vector<int> ids(given.size());
+            for (std::size_t i = 0; i < ids.size(); ++i)
+              ids[i] = given[i] >= 0 && static_cast<std::size_t>(given[i]) < n_classes ? static_cast<int>(given[i]) : -1;
+            fit_rows(h, x, [&](KnnClassifier& model, MatrixView rows) { model.fit(rows, ids, n_classes); });
           },
-          pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert(),
-          "Fits on rows X and class ids y (0..C-1, each present): the model's classes are the ids in order.")
+          pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert(), pybind11::arg("n_classes"),
+          "Fits on rows X and class ids y (0..n_classes-1): the model's classes are the ids in order.")
       .def(
           "predict_ids",
           [](const Held<KnnClassifier>& h, const FloatRows& x) {
-            return per_row(h, x, 0, [](const KnnClassifier& model, const Matrix& rows) { return model.predict_ids(rows); });
+            return per_row(h, x, 0, [](const KnnClassifier& model, MatrixView rows) { return model.predict_ids(rows); });
           },
           pybind11::arg("X").noconvert())
       .def(
           "predict_proba",
           [](const Held<KnnClassifier>& h, const FloatRows& x) {
             return per_row(h, x, h.model.classes().size(),
-                           [](const KnnClassifier& model, const Matrix& rows) { return model.predict_proba(rows); });
+                           [](const KnnClassifier& model, MatrixView rows) { return model.predict_proba(rows); });
           },
           pybind11::arg("X").noconvert());
 
@@ -179,13 +179,13 @@ void bind_models(pybind11::module_& m) {
           "fit",
           [](Held<KnnRegressor>& h, const FloatRows& x, const Targets& y) {
             const std::vector<double> targets = vector_of<double>(y, rows_of(x, "X").rows, "y");
-            fit_rows(h, x, [&](KnnRegressor& model, const Matrix& rows) { model.fit(rows, targets); });
+            fit_rows(h, x, [&](KnnRegressor& model, MatrixView rows) { model.fit(rows, targets); });
           },
           pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert())
       .def(
           "predict",
           [](const Held<KnnRegressor>& h, const FloatRows& x) {
-            return per_row(h, x, 0, [](const KnnRegressor& model, const Matrix& rows) { return model.predict(rows); });
+            return per_row(h, x, 0, [](const KnnRegressor& model, MatrixView rows) { return model.predict(rows); });
           },
           pybind11::arg("X").noconvert());
 }

@@ -132,6 +132,8 @@ std::vector<double> numeric_targets(const Dataset& data);
 class LabelEncoder {
  public:
   void fit(const std::vector<std::string>& labels);
+  /// The classes "0" .. "n-1": what fit() makes of those texts, for labels given as class ids.
+  void fit_ids(std::size_t n);
   std::vector<int> encode(const std::vector<std::string>& labels) const;  // unknown label: -1
   int encode(const std::string& label) const;
   const std::string& decode(int id) const { return classes_.at(static_cast<std::size_t>(id)); }

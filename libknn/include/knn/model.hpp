@@ -73,10 +73,10 @@ class KnnModel {
   /// Neighbours of the (unscaled) query rows among the training rows, in docs/design.md#neighbour-order.
   /// With a communicator of several ranks (params().backend.comm), each rank fits on its shard
   /// of the rows and this returns global row indices, the same on every rank.
-  Neighbors kneighbors(const Matrix& queries) const;
+  Neighbors kneighbors(MatrixView queries) const;
   Neighbors kneighbors(const Dataset& queries) const { return kneighbors(encode(queries)); }
   /// The same for k nearest (1..training rows) in place of params().k.
-  Neighbors kneighbors(const Matrix& queries, std::size_t k) const;
+  Neighbors kneighbors(MatrixView queries, std::size_t k) const;
   /// The k nearest of every training row (global row order) among the other training rows: a
   /// row is never its own neighbour, as in leave-one-out; k from 1 to the training rows less one.
   Neighbors kneighbors_of_train(std::size_t k) const;
@@ -91,13 +91,13 @@ class KnnModel {
   void save(const std::string& path) const;
 
  protected:
-  void fit_features(const Matrix& features);
+  void fit_features(MatrixView features);
   /// Fits the preprocessing on the data set's rows (every rank's), then the model on them encoded.
   void fit_dataset(const Dataset& data);
   /// Fits the model on rows that `prep` (fitted) made; it becomes the model's preprocessing.
-  void fit_encoded(const Matrix& features, Preprocessor& prep);
+  void fit_encoded(MatrixView features, Preprocessor& prep);
   /// The k nearest, and per neighbour the payload_ of its row (from whichever rank holds it).
-  Neighbors kneighbors(const Matrix& queries, std::size_t k, std::vector<double>& payload) const;
+  Neighbors kneighbors(MatrixView queries, std::size_t k, std::vector<double>& payload) const;
   /// A model file's record of the model, and the model from one (core/model_file.cpp); the
   /// subclasses add and take their own part (a classifier's classes).
   virtual void save_part(detail::ModelRecord& record) const;
@@ -121,7 +121,7 @@ class KnnModel {
 class NearestNeighbors : public KnnModel {
  public:
   using KnnModel::KnnModel;
-  void fit(const Matrix& features) { fit_features(features); }
+  void fit(MatrixView features) { fit_features(features); }
   void fit(const Dataset& data) { fit_dataset(data); }
   /// Reads a model file (docs/model-format.md) saved by a NearestNeighbors: from `path` (mapped,
   /// both checksums verified; "-" reads standard input), or from `size` bytes at `data`. The
@@ -140,16 +140,20 @@ class KnnClassifier : public KnnModel {
   /// A model file saved by a KnnClassifier; as NearestNeighbors::load.
   static KnnClassifier load(const std::string& path, BackendOptions backend = {});
   static KnnClassifier load(const void* data, std::size_t size, BackendOptions backend = {});
-  void fit(const Matrix& features, const std::vector<std::string>& labels);
+  void fit(MatrixView features, const std::vector<std::string>& labels);
+  /// The same with labels given as class ids, each from 0 to n_classes - 1; classes() are their
+  /// texts "0" .. "n_classes-1". Where every id occurs this is fit() on those texts, bit for bit,
+  /// without reading a text per row.
+  void fit(MatrixView features, const std::vector<int>& ids, std::size_t n_classes);
   /// Fits on the data set's features and labels.
   void fit(const Dataset& data);
-  std::vector<std::string> predict(const Matrix& queries) const;
+  std::vector<std::string> predict(MatrixView queries) const;
   std::vector<std::string> predict(const Dataset& queries) const { return predict(encode(queries)); }
-  std::vector<int> predict_ids(const Matrix& queries) const;  // ids into classes()
+  std::vector<int> predict_ids(MatrixView queries) const;  // ids into classes()
   /// queries x classes().size(), row-major: each class's share of the (weighted) vote.
-  std::vector<double> predict_proba(const Matrix& queries) const;
+  std::vector<double> predict_proba(MatrixView queries) const;
   /// Accuracy against the given labels.
-  double score(const Matrix& queries, const std::vector<std::string>& labels) const;
+  double score(MatrixView queries, const std::vector<std::string>& labels) const;
   const std::vector<std::string>& classes() const { return encoder_.classes(); }
   const LabelEncoder& encoder() const { return encoder_; }
 
@@ -159,7 +163,7 @@ class KnnClassifier : public KnnModel {
 
  private:
   // The vote at k over the neighbours of `queries`: class ids, and shares where proba is given.
-  void vote(const Matrix& queries, int* ids, double* proba) const;
+  void vote(MatrixView queries, int* ids, double* proba) const;
   LabelEncoder encoder_;
 };
 
@@ -170,13 +174,13 @@ class KnnRegressor : public KnnModel {
   /// A model file saved by a KnnRegressor; as NearestNeighbors::load.
   static KnnRegressor load(const std::string& path, BackendOptions backend = {});
   static KnnRegressor load(const void* data, std::size_t size, BackendOptions backend = {});
-  void fit(const Matrix& features, const std::vector<double>& targets);
+  void fit(MatrixView features, const std::vector<double>& targets);
   /// Fits on the data set's features and its label column read as numbers.
   void fit(const Dataset& data);
-  std::vector<double> predict(const Matrix& queries) const;
+  std::vector<double> predict(MatrixView queries) const;
   std::vector<double> predict(const Dataset& queries) const { return predict(encode(queries)); }
   /// Coefficient of determination R^2 against the given targets.
-  double score(const Matrix& queries, const std::vector<double>& targets) const;
+  double score(MatrixView queries, const std::vector<double>& targets) const;
 };
 
 /// Reads a model file of any kind: a KnnClassifier, KnnRegressor or NearestNeighbors as it was

@@ -36,11 +36,11 @@ class Scaler {
 
   /// Min-max: offset = column minimum, scale = max - min. Standard: offset = mean, scale =
   /// population standard deviation. A column of zero range or variance gets scale 1.
-  void fit(const Matrix& train);
+  void fit(MatrixView train);
   /// The same over the rows of every rank (each passes its shard; a shard may be empty): minima
   /// and maxima are reduced, and standard scaling's sums run through the ranks in order, so the
   /// result is bit-identical to fit() on all rows in one process.
-  void fit(const Matrix& shard, const Communicator& comm);
+  void fit(MatrixView shard, const Communicator& comm);
   /// Min-max parameters from column minima and maxima (fit()'s, or a GPU's reduction):
   /// offset = lo, scale = hi - lo, or 1 where that is not above 0. With the training
   /// rows' minima and maxima this is the scaler fit() makes, provided a column whose minimum is

@@ -41,7 +41,8 @@ struct SearchRequest {
   const Matrix* train = nullptr;
   /// Optional: `train` as prepared by the same backend, so repeated searches skip the upload.
   const PreparedTrain* prepared = nullptr;
-  const Matrix* queries = nullptr;
+  /// The query rows, read in place (a Matrix converts to a view of itself).
+  MatrixView queries;
   std::size_t k = 1;
   Metric metric = Metric::l2;
   /// Optional, one per query: a training row that query may not take as neighbour (-1: none).
@@ -65,7 +66,7 @@ class Backend {
   /// where scales_queries() is true for it.
   virtual Neighbors search(const SearchRequest& request) const = 0;
   /// Whether search() applies SearchRequest::scaler itself, for these queries; the default: no.
-  virtual bool scales_queries(const Scaler& scaler, const Matrix& queries) const {
+  virtual bool scales_queries(const Scaler& scaler, MatrixView queries) const {
     (void)scaler;
     (void)queries;
     return false;
@@ -84,11 +85,11 @@ class Backend {
                        const std::vector<std::size_t>& ks, double* out) const;
   /// Fits `scaler` (of any kind) on `train` and returns the scaled rows: scaler.fit_transform's
   /// parameters and values, bit for bit, and its ScaleOverflow; the default runs that on the host.
-  virtual Matrix fit_scaler(Scaler& scaler, const Matrix& train) const;
+  virtual Matrix fit_scaler(Scaler& scaler, MatrixView train) const;
   /// fit_scaler, then prepare() of the scaled rows into `prepared` (nullptr where that gains
   /// nothing). The GPU does both from one upload of `train`: it scales the rows in device memory
   /// and keeps them there. The default calls the two.
-  virtual Matrix fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const;
+  virtual Matrix fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const;
   /// Scales `m` in place with a fitted scaler: scaler.transform's values and errors, bit for bit,
   /// with `m` unchanged when it throws; the default runs that on the host.
   virtual void scale(const Scaler& scaler, Matrix& m) const;
@@ -136,5 +137,11 @@ Neighbors search(const Backend& backend, const SearchRequest& request);
 
 /// True when this build has the CUDA backend and a GPU can be used.
 bool cuda_available();
+
+/// For a program whose work is done and whose files are closed: where this process made a GPU
+/// backend and no MPI launcher started it, flushes the standard streams and ends the process with
+/// `status` at once. The driver frees the GPU context with the process, sooner than the CUDA
+/// libraries' own teardown at exit would. Returns, doing nothing, otherwise.
+void end_process_after_gpu(int status);
 
 }  // namespace knn

@@ -18,16 +18,16 @@ class LocalPlacement final : public Placement {
   std::vector<double> gather(std::vector<double> mine) const override { return mine; }
   std::vector<float> gather(std::vector<float> mine) const override { return mine; }
 
-  Matrix fit_scaled(const Backend& backend, Scaler& scaler, const Matrix& local,
+  Matrix fit_scaled(const Backend& backend, Scaler& scaler, MatrixView local,
                     std::shared_ptr<const PreparedTrain>& prepared) const override {
     return backend.fit_scaler_prepared(scaler, local, prepared);
   }
 
-  void set_queries(SearchRequest& request, const Matrix& queries, const Scaler* scaler, Matrix& storage,
+  void set_queries(SearchRequest& request, MatrixView queries, const Scaler* scaler, Matrix& storage,
                    const OverflowAt& at) const override {
     (void)storage;
     (void)at;
-    request.queries = &queries;
+    request.queries = queries;
     request.scaler = scaler;
   }
 
@@ -36,7 +36,7 @@ class LocalPlacement final : public Placement {
     SearchRequest r = request;
     std::vector<std::int64_t> exclude;
     if (request.exclude) {
-      exclude.resize(request.queries->rows);
+      exclude.resize(request.queries.rows);
       for (std::size_t q = 0; q < exclude.size(); ++q) exclude[q] = keys.local(request.exclude[q], request.train->rows);
       r.exclude = exclude.data();
     }

@@ -33,6 +33,8 @@ Matrix::Matrix(std::size_t r, std::size_t c, const float* data) : rows(r), cols(
   values.assign(data, data + r * c);
 }
 
+Matrix::Matrix(const MatrixView& view) : Matrix(view.rows, view.cols, view.data) {}
+
 Matrix::Matrix(const Matrix& other) : rows(other.rows), cols(other.cols), values(reserved(other.values.size())) {
   values.assign(other.values.begin(), other.values.end());
 }
@@ -42,7 +44,7 @@ Matrix& Matrix::operator=(const Matrix& other) {
   return *this;
 }
 
-Matrix take_rows(const Matrix& m, const std::vector<std::size_t>& rows) {
+Matrix take_rows(MatrixView m, const std::vector<std::size_t>& rows) {
   Matrix out(rows.size(), m.cols);
   for (std::size_t i = 0; i < rows.size(); ++i) std::copy_n(m.row(rows[i]), m.cols, out.row(i));
   return out;

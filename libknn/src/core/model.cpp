@@ -7,6 +7,7 @@
 #include "knn/communicator.hpp"
 #include "knn/error.hpp"
 #include "knn/scores.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn {
 
@@ -48,7 +49,7 @@ const Dataset& KnnModel::layout() const {
   return layout_ ? *layout_ : none;
 }
 
-void KnnModel::fit_features(const Matrix& features) {
+void KnnModel::fit_features(MatrixView features) {
   Preprocessor numeric = Preprocessor::numeric(features.cols);
   fit_encoded(features, numeric);
   layout_ = nullptr;
@@ -59,8 +60,13 @@ void KnnModel::fit_dataset(const Dataset& data) {
   prep.fit(data, nullptr, detail::prep_gather(*placement_));
   auto layout = std::make_shared<Dataset>(data.layout());
   layout->file_rows = training_file_rows(data, *placement_, params_.backend.comm.get());
-  if (prep.plain() && !data.has_missing()) fit_encoded(data.features, prep);
-  else fit_encoded(prep.transform(data), prep);
+  if (prep.plain() && !data.has_missing()) {
+    fit_encoded(data.features, prep);
+  } else {
+    const Matrix encoded = prep.transform(data);
+    stage_done("training rows encoded");
+    fit_encoded(encoded, prep);
+  }
   layout_ = std::move(layout);
 }
 
@@ -69,7 +75,7 @@ Matrix KnnModel::encode(const Dataset& queries, PrepReport* report) const {
   return prep_.transform(queries, report);
 }
 
-void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
+void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {
   const ShardRange range = placement_->range(features.rows);
   offset_ = range.offset;
   const std::size_t rows = range.total;
@@ -80,7 +86,9 @@ void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
   Scaler scaler(params_.scaling, prep.plain() ? std::vector<bool>{} : prep.one_hot_columns());
   std::shared_ptr<const PreparedTrain> prepared;
+  stage_done("backend taken for the fit");
   train_ = placement_->fit_scaled(*backend, scaler, features, prepared);  // the GPU uploads the rows once
+  stage_done("training rows scaled and kept by the backend");
   scaler_ = std::move(scaler);
   prep_ = std::move(prep);
   total_rows_ = rows;
@@ -88,7 +96,7 @@ void KnnModel::fit_encoded(const Matrix& features, Preprocessor& prep) {
   prepared_ = std::move(prepared);
 }
 
-Neighbors KnnModel::kneighbors(const Matrix& queries, std::size_t k, std::vector<double>& payload) const {
+Neighbors KnnModel::kneighbors(MatrixView queries, std::size_t k, std::vector<double>& payload) const {
   if (!backend_) throw Error("the model is not fitted");
   if (queries.cols != train_.cols)
     throw Error("queries have " + std::to_string(queries.cols) + " features, the model was fitted on " +
@@ -100,12 +108,14 @@ Neighbors KnnModel::kneighbors(const Matrix& queries, std::size_t k, std::vector
   req.metric = params_.metric;
   Matrix scaled;
   placement_->set_queries(req, queries, &scaler_, scaled, nullptr);
-  return placement_->search(*backend_, req, detail::RowKeys{offset_}, payload_.empty() ? nullptr : payload_.data(), payload);
+  Neighbors nb = placement_->search(*backend_, req, detail::RowKeys{offset_}, payload_.empty() ? nullptr : payload_.data(), payload);
+  stage_done("searched");
+  return nb;
 }
 
-Neighbors KnnModel::kneighbors(const Matrix& queries) const { return kneighbors(queries, params_.k); }
+Neighbors KnnModel::kneighbors(MatrixView queries) const { return kneighbors(queries, params_.k); }
 
-Neighbors KnnModel::kneighbors(const Matrix& queries, std::size_t k) const {
+Neighbors KnnModel::kneighbors(MatrixView queries, std::size_t k) const {
   std::vector<double> unused;
   return kneighbors(queries, k, unused);
 }
@@ -131,11 +141,23 @@ Neighbors KnnModel::kneighbors_of_train(std::size_t k) const {
   return placement_->search(*backend_, req, detail::RowKeys{offset_}, nullptr, unused);
 }
 
-void KnnClassifier::fit(const Matrix& features, const std::vector<std::string>& labels) {
+void KnnClassifier::fit(MatrixView features, const std::vector<std::string>& labels) {
   if (labels.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
   encoder_.fit(placement_->label_union(labels));
   const std::vector<int> ids = encoder_.encode(labels);
+  payload_.assign(ids.begin(), ids.end());
+  fit_features(features);
+}
+
+void KnnClassifier::fit(MatrixView features, const std::vector<int>& ids, std::size_t n_classes) {
+  if (ids.size() != features.rows)
+    throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(ids.size()) + " class ids");
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= n_classes)
+      throw Error("fit: class id " + std::to_string(ids[i]) + " of row " + std::to_string(i) + " is not from 0 to " +
+                  std::to_string(n_classes) + " - 1");
+  encoder_.fit_ids(n_classes);
   payload_.assign(ids.begin(), ids.end());
   fit_features(features);
 }
@@ -148,21 +170,22 @@ void KnnClassifier::fit(const Dataset& data) {
   fit_dataset(data);
 }
 
-void KnnClassifier::vote(const Matrix& queries, int* ids, double* proba) const {
+void KnnClassifier::vote(MatrixView queries, int* ids, double* proba) const {
   std::vector<double> found;
   Neighbors nb = kneighbors(queries, params_.k, found);
   // Each neighbour's class id came with it: the vote reads them by position.
   const std::vector<int> cls(found.begin(), found.end());
   backend_->vote(detail::positional(std::move(nb)), cls.data(), encoder_.size(), params_.weights, {params_.k}, ids, proba);
+  stage_done("voted");
 }
 
-std::vector<int> KnnClassifier::predict_ids(const Matrix& queries) const {
+std::vector<int> KnnClassifier::predict_ids(MatrixView queries) const {
   std::vector<int> out(queries.rows);
   vote(queries, out.data(), nullptr);
   return out;
 }
 
-std::vector<std::string> KnnClassifier::predict(const Matrix& queries) const {
+std::vector<std::string> KnnClassifier::predict(MatrixView queries) const {
   const auto ids = predict_ids(queries);
   std::vector<std::string> out;
   out.reserve(ids.size());
@@ -170,14 +193,14 @@ std::vector<std::string> KnnClassifier::predict(const Matrix& queries) const {
   return out;
 }
 
-std::vector<double> KnnClassifier::predict_proba(const Matrix& queries) const {
+std::vector<double> KnnClassifier::predict_proba(MatrixView queries) const {
   std::vector<int> ids(queries.rows);
   std::vector<double> proba(queries.rows * encoder_.size());
   vote(queries, ids.data(), proba.data());
   return proba;
 }
 
-double KnnClassifier::score(const Matrix& queries, const std::vector<std::string>& labels) const {
+double KnnClassifier::score(MatrixView queries, const std::vector<std::string>& labels) const {
   const auto pred = predict(queries);
   if (labels.size() != pred.size()) throw Error("score: labels and queries differ in number");
   std::size_t hit = 0;
@@ -185,7 +208,7 @@ double KnnClassifier::score(const Matrix& queries, const std::vector<std::string
   return pred.empty() ? 0.0 : static_cast<double>(hit) / static_cast<double>(pred.size());
 }
 
-void KnnRegressor::fit(const Matrix& features, const std::vector<double>& targets) {
+void KnnRegressor::fit(MatrixView features, const std::vector<double>& targets) {
   if (targets.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
   payload_ = targets;
@@ -198,7 +221,7 @@ void KnnRegressor::fit(const Dataset& data) {
   fit_dataset(data);
 }
 
-std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
+std::vector<double> KnnRegressor::predict(MatrixView queries) const {
   std::vector<double> out(queries.rows);
   std::vector<double> found;
   Neighbors nb = kneighbors(queries, params_.k, found);
@@ -207,7 +230,7 @@ std::vector<double> KnnRegressor::predict(const Matrix& queries) const {
   return out;
 }
 
-double KnnRegressor::score(const Matrix& queries, const std::vector<double>& targets) const {
+double KnnRegressor::score(MatrixView queries, const std::vector<double>& targets) const {
   return r2(targets, predict(queries));
 }
 

@@ -10,6 +10,7 @@
 #include "knn/error.hpp"
 #include "knn/io.hpp"
 #include "knn/model.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn {
 
@@ -101,9 +102,12 @@ void KnnModel::load_record(const detail::ModelRecord& r, BackendOptions backend)
   scaler_ = r.scaler;
   layout_ = r.layout;
   load_part(r);
+  stage_done("model rows copied");
   backend_ = make_backend(params_.backend);
+  stage_done("backend taken for the model");
   train_ = std::move(train);
   prepared_ = train_.rows ? backend_->prepare(train_) : nullptr;
+  stage_done("model rows kept by the backend");
 }
 
 namespace detail {

@@ -45,14 +45,14 @@ class Placement {
   /// Fits `scaler` on the training rows (`local`: this process's; sharded, with every other
   /// rank's) and returns `local` scaled, with `prepared` as the backend keeps them (nullptr where
   /// that gains nothing). Here the backend does both (the GPU from one upload).
-  virtual Matrix fit_scaled(const Backend& backend, Scaler& scaler, const Matrix& local,
+  virtual Matrix fit_scaled(const Backend& backend, Scaler& scaler, MatrixView local,
                             std::shared_ptr<const PreparedTrain>& prepared) const = 0;
 
   /// Puts `queries` (unscaled; `scaler` may be null) into `request`. Here the search scales them
   /// as it reads them (the GPU in device memory), so a value that overflows surfaces as the
   /// search's ScaleOverflow. Sharded, every rank scales its copy into `storage` now: an overflow
   /// ends every rank with the error `at` names, or, where `at` is empty, with the ScaleOverflow.
-  virtual void set_queries(SearchRequest& request, const Matrix& queries, const Scaler* scaler, Matrix& storage,
+  virtual void set_queries(SearchRequest& request, MatrixView queries, const Scaler* scaler, Matrix& storage,
                            const OverflowAt& at) const = 0;
 
   /// The request.k nearest of request's queries among the training rows of every rank

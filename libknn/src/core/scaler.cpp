@@ -26,7 +26,7 @@ const char* to_string(Scaling s) {
   return "?";
 }
 
-void Scaler::fit(const Matrix& train) {
+void Scaler::fit(MatrixView train) {
   const std::size_t d = train.cols, n = train.rows;
   offset_.assign(d, 0.0);
   scale_.assign(d, 1.0);
@@ -86,7 +86,7 @@ void Scaler::keep_columns() {
     if (kept_[j]) offset_[j] = 0.0, scale_[j] = 1.0;
 }
 
-void Scaler::fit(const Matrix& train, const Communicator& comm) {
+void Scaler::fit(MatrixView train, const Communicator& comm) {
   if (!distributed(&comm)) {
     fit(train);
     return;

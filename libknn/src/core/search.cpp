@@ -32,9 +32,9 @@ Precision parse_precision(const std::string& text) {
 }
 
 // The host's scaler is every backend's default.
-Matrix Backend::fit_scaler(Scaler& scaler, const Matrix& train) const { return scaler.fit_transform(train); }
+Matrix Backend::fit_scaler(Scaler& scaler, MatrixView train) const { return scaler.fit_transform(Matrix(train)); }
 
-Matrix Backend::fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const {
+Matrix Backend::fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const {
   Matrix scaled = fit_scaler(scaler, train);
   prepared = scaled.rows ? prepare(scaled) : nullptr;
   return scaled;
@@ -70,9 +70,10 @@ std::shared_ptr<const Backend> detail::make_backend_now(const BackendOptions& op
 }
 
 Neighbors search(const Backend& backend, const SearchRequest& r) {
-  if (!r.train || !r.queries) throw Error("search: training rows and queries are required");
-  if (r.train->cols != r.queries->cols)
-    throw Error("queries have " + std::to_string(r.queries->cols) + " features, the training rows " +
+  if (!r.train) throw Error("search: training rows are required");
+  if (!r.queries.data && r.queries.rows > 0) throw Error("search: the queries have no values");
+  if (r.train->cols != r.queries.cols)
+    throw Error("queries have " + std::to_string(r.queries.cols) + " features, the training rows " +
                 std::to_string(r.train->cols));
   const std::size_t available = r.train->rows - (r.exclude && r.train->rows > 0 ? 1 : 0);
   if (r.k < 1 || r.k > available)
@@ -80,15 +81,15 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
                                  std::to_string(available) + " (the number of training rows" +
                                  (r.exclude ? " less the query's own row)" : ")"));
   const bool scaling = r.scaler && r.scaler->kind() != Scaling::none;
-  if (scaling && backend.scales_queries(*r.scaler, *r.queries)) return backend.search(r);
+  if (scaling && backend.scales_queries(*r.scaler, r.queries)) return backend.search(r);
   // Otherwise the queries are scaled here (where there is anything to do) and searched as they are.
   SearchRequest plain = r;
   plain.scaler = nullptr;
   Matrix scaled;
   if (scaling) {
-    scaled = *r.queries;
+    scaled = Matrix(r.queries);
     backend.scale(*r.scaler, scaled);
-    plain.queries = &scaled;
+    plain.queries = scaled;
   }
   return backend.search(plain);
 }

@@ -9,7 +9,7 @@ namespace knn::detail {
 
 void nearest_candidates(const SearchFn& search_rows, const SearchRequest& request, const RowKeys& keys,
                         const double* payload, Candidate* lists) {
-  const std::size_t nq = request.queries->rows, k = request.k, local = request.train->rows;
+  const std::size_t nq = request.queries.rows, k = request.k, local = request.train->rows;
   // Queries whose excluded row is among these rows can take one row fewer; when k reaches the row
   // count, they are searched apart from the others.
   std::vector<std::int64_t> exclude(nq, -1);
@@ -26,11 +26,11 @@ void nearest_candidates(const SearchFn& search_rows, const SearchRequest& reques
     const bool all = ids.size() == nq;
     Matrix subset;
     std::vector<std::int64_t> ex;
-    if (!all) subset = take_rows(*request.queries, ids);
+    if (!all) subset = take_rows(request.queries, ids);
     bool any = false;
     for (std::size_t q : ids) ex.push_back(exclude[q]), any = any || exclude[q] >= 0;
     SearchRequest r = request;
-    r.queries = all ? request.queries : &subset;
+    r.queries = all ? request.queries : MatrixView(subset);
     r.k = k_local;
     r.exclude = any ? ex.data() : nullptr;  // none of its rows excluded: k may be all of them
     const Neighbors nb = search_rows(r);

@@ -7,7 +7,7 @@ namespace knn::detail {
 
 Neighbors search_in_parts(const SearchFn& search_rows, const SearchRequest& request, std::size_t rows_per_part) {
   const Matrix& train = *request.train;
-  const std::size_t nq = request.queries->rows, k = request.k;
+  const std::size_t nq = request.queries.rows, k = request.k;
   std::vector<Candidate> best(nq * k, kNoCandidate), part_lists;
   for (std::size_t b = 0; b < train.rows; b += rows_per_part) {
     const std::size_t e = std::min(train.rows, b + rows_per_part);

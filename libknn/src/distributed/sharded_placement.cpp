@@ -27,24 +27,24 @@ class ShardedPlacement final : public Placement {
   std::vector<float> gather(std::vector<float> mine) const override { return gather_all(*comm_, mine); }
 
   // On the host: the scaler's parameters come from every rank's rows (Scaler::fit over comm).
-  Matrix fit_scaled(const Backend& backend, Scaler& scaler, const Matrix& local,
+  Matrix fit_scaled(const Backend& backend, Scaler& scaler, MatrixView local,
                     std::shared_ptr<const PreparedTrain>& prepared) const override {
     scaler.fit(local, *comm_);
-    Matrix scaled = local;
+    Matrix scaled(local);
     scaler.transform(scaled);
     prepared = scaled.rows ? backend.prepare(scaled) : nullptr;
     return scaled;
   }
 
-  void set_queries(SearchRequest& request, const Matrix& queries, const Scaler* scaler, Matrix& storage,
+  void set_queries(SearchRequest& request, MatrixView queries, const Scaler* scaler, Matrix& storage,
                    const OverflowAt& at) const override {
     request.scaler = nullptr;
     if (!scaler) {
-      request.queries = &queries;
+      request.queries = queries;
       return;
     }
-    storage = queries;
-    request.queries = &storage;
+    storage = Matrix(queries);
+    request.queries = storage;
     if (!at) return scaler->transform(storage);  // every rank holds the same queries and fails alike
     collective([&] {
       try {

@@ -6,7 +6,7 @@ namespace knn::detail {
 
 Neighbors search_sharded(const Backend& backend, const SearchRequest& request, const Communicator& comm,
                          const RowKeys& keys, const double* payload, std::vector<double>& payload_out) {
-  const std::size_t nq = request.queries->rows, k = request.k;
+  const std::size_t nq = request.queries.rows, k = request.k;
   std::vector<Candidate> lists(nq * k, kNoCandidate);
   // A failure here on one rank must not leave the others waiting in the merge.
   collective(&comm, [&] {

@@ -46,6 +46,12 @@ void LabelEncoder::fit(const std::vector<std::string>& labels) {
   }
 }
 
+void LabelEncoder::fit_ids(std::size_t n) {
+  classes_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) classes_[i] = std::to_string(i);
+  numeric_ = n > 0;
+}
+
 int LabelEncoder::encode(const std::string& label) const {
   if (numeric_) {
     auto it = std::find(classes_.begin(), classes_.end(), label);

@@ -98,7 +98,7 @@ void finish_query(Candidates& cand, const float* q, const Matrix& train, Metric 
   }
 }
 
-std::vector<double> squared_norms(const Matrix& m) {
+std::vector<double> squared_norms(MatrixView m) {
   std::vector<double> out(m.rows);
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
@@ -114,7 +114,7 @@ std::vector<double> squared_norms(const Matrix& m) {
 
 Neighbors CpuBackend::search(const SearchRequest& req) const {
   const Matrix& train = *req.train;
-  const Matrix& queries = *req.queries;
+  const MatrixView queries = req.queries;
   const std::size_t n = train.rows, nq = queries.rows, d = train.cols, k = req.k;
   const Metric metric = req.metric;
 

@@ -46,7 +46,7 @@ Neighbors CudaBackend::search(const SearchRequest& request) const {
   return on_context([&](GpuContext& ctx) { return gpu_search(request, options_, device_, &ctx); });
 }
 
-bool CudaBackend::scales_queries(const Scaler& scaler, const Matrix& queries) const {
+bool CudaBackend::scales_queries(const Scaler& scaler, MatrixView queries) const {
   return (scaler.kind() == Scaling::minmax || scaler.kind() == Scaling::standard) && scaler.offset().size() == queries.cols &&
          scaler.scale().size() == queries.cols;
 }

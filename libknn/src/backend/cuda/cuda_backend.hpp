@@ -21,7 +21,7 @@ class CudaBackend final : public Backend {
   Neighbors search(const SearchRequest& request) const override;
   /// Min-max and standard scalers of the queries' width: the search scales each chunk of queries
   /// in device memory as it arrives, instead of a pass of their own there and back.
-  bool scales_queries(const Scaler& scaler, const Matrix& queries) const override;
+  bool scales_queries(const Scaler& scaler, MatrixView queries) const override;
   std::shared_ptr<const PreparedTrain> prepare(const Matrix& train) const override;
   void vote(const Neighbors& nb, const int* train_class, std::size_t n_classes, const Weights& weights,
             const std::vector<std::size_t>& ks, int* out, double* proba) const override;
@@ -29,9 +29,9 @@ class CudaBackend final : public Backend {
                double* out) const override;
   /// Min-max scaling runs on the GPU (cuda_scale.cu), on the context's stream; other kinds, empty
   /// matrices and a GPU out of memory take the host's default.
-  Matrix fit_scaler(Scaler& scaler, const Matrix& train) const override;
+  Matrix fit_scaler(Scaler& scaler, MatrixView train) const override;
   /// Where the rows stay on the GPU (gpu_keeps): uploaded once, scaled and kept in device memory.
-  Matrix fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const override;
+  Matrix fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const override;
   void scale(const Scaler& scaler, Matrix& m) const override;
   /// Creates the context: streams, the cuBLAS handle and the device's attributes.
   void warm_up() const override;

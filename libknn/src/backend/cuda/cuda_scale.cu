@@ -33,6 +33,7 @@
 #include "backend/cuda/scale_rows.cuh"
 #include "backend/cuda/resident_train.cuh"
 #include "knn/scaler.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn::cuda {
 
@@ -120,7 +121,7 @@ struct TileScaling {
   }
 };
 
-[[noreturn]] void overflow(const Matrix& m, unsigned long long flat) {
+[[noreturn]] void overflow(MatrixView m, unsigned long long flat) {
   const auto i = static_cast<std::size_t>(flat / m.cols), j = static_cast<std::size_t>(flat % m.cols);
   throw ScaleOverflow(i, j, m(i, j), Scaling::minmax);
 }
@@ -138,7 +139,7 @@ std::size_t min_max_temp(std::size_t rows, std::size_t cols) {
 // on the context's stream before it has run (it uploads them, or points into rows already there).
 // False where the host should answer: more columns than column_min_max takes.
 template <class RowsAt>
-bool fit_on_device(GpuContext& ctx, const Matrix& train, std::size_t tile, RowsAt&& rows_at, Scaler& fitted) {
+bool fit_on_device(GpuContext& ctx, MatrixView train, std::size_t tile, RowsAt&& rows_at, Scaler& fitted) {
   const std::size_t rows = train.rows, cols = train.cols;
   const std::size_t temp_bytes = min_max_temp(tile, cols);
   if (temp_bytes == 0) return false;
@@ -184,7 +185,7 @@ bool fit_on_device(GpuContext& ctx, const Matrix& train, std::size_t tile, RowsA
 // Scaler::fit then transform of `train` (rows and columns > 0) on the GPU, into `out`, in tiles
 // of the working set. False, with the scaler and `out` untouched, where the host should answer:
 // the GPU out of memory, or more columns than column_min_max takes.
-bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out) {
+bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, MatrixView train, Matrix& out) {
   try {
     KNN_CUDA(cudaSetDevice(ctx.device));
     TileScaling s(train.rows, train.cols, options);
@@ -197,7 +198,7 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
     };
     if (!fit_on_device(ctx, train, s.tile, upload, fitted)) return false;
     Matrix scaled(train.rows, train.cols);
-    const unsigned long long bad = s.run(fitted, train.values.data(), scaled.values.data(), s.one_tile(), st);
+    const unsigned long long bad = s.run(fitted, train.data, scaled.values.data(), s.one_tile(), st);
     scaler = fitted;
     if (bad != kNone) overflow(train, bad);
     out = std::move(scaled);
@@ -211,18 +212,20 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
 // back into `out` and kept there as `prepared` (the rows a search would otherwise upload again).
 // False, with nothing changed, where they would not stay on the device (gpu_keeps), the GPU is out
 // of memory or the host should answer.
-bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, const Matrix& train, Matrix& out,
+bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, MatrixView train, Matrix& out,
                           std::shared_ptr<const PreparedTrain>& prepared) {
   try {
     if (!gpu_keeps(train.rows, train.cols, options, ctx.tuning, ctx.device)) return false;
     TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
     const cudaStream_t st = ctx.stream->s;
-    upload_staged(ctx, s.x.get(), train.values.data(), train.values.size(), st);
+    upload_staged(ctx, s.x.get(), train.data, train.size(), st);
     Scaler fitted(Scaling::minmax, scaler.kept());  // one-hot columns stay as they are
     if (!fit_on_device(ctx, train, s.tile, [&](std::size_t, std::size_t) { return static_cast<const float*>(s.x.get()); }, fitted))
       return false;
+    stage_done("GPU: rows uploaded, min-max fitted");
     Matrix scaled(train.rows, train.cols);
     const unsigned long long bad = s.run(fitted, nullptr, scaled.values.data(), true, st);
+    stage_done("GPU: rows scaled, copied back");
     if (bad != kNone) {
       scaler = fitted;
       overflow(train, bad);
@@ -265,7 +268,7 @@ void scale_rows(float* x, std::size_t rows, std::size_t cols, const double* offs
   KNN_LAUNCHED(scale_min_max);
 }
 
-Matrix CudaBackend::fit_scaler(Scaler& scaler, const Matrix& train) const {
+Matrix CudaBackend::fit_scaler(Scaler& scaler, MatrixView train) const {
   if (scaler.kind() == Scaling::minmax && train.rows > 0 && train.cols > 0) {
     Matrix out;
     if (on_context([&](GpuContext& ctx) { return gpu_fit_min_max(ctx, options_, scaler, train, out); })) return out;
@@ -273,7 +276,7 @@ Matrix CudaBackend::fit_scaler(Scaler& scaler, const Matrix& train) const {
   return Backend::fit_scaler(scaler, train);
 }
 
-Matrix CudaBackend::fit_scaler_prepared(Scaler& scaler, const Matrix& train, std::shared_ptr<const PreparedTrain>& prepared) const {
+Matrix CudaBackend::fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const {
   if (scaler.kind() == Scaling::minmax && train.rows > 0 && train.cols > 0) {
     Matrix out;
     std::shared_ptr<const PreparedTrain> kept;

@@ -43,7 +43,7 @@ namespace knn::cuda {
 
 Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device, GpuContext* shared_ctx) {
   const Matrix& train = *req.train;
-  const Matrix& queries = *req.queries;
+  const MatrixView queries = req.queries;
   const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(queries.rows);
   const int d = static_cast<int>(train.cols);
   const auto k = static_cast<std::int64_t>(req.k);

@@ -17,7 +17,7 @@ namespace knn::cuda {
 SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, const detail::GpuTuning& tuning,
                        const DeviceTrain* prepared, std::size_t free_bytes) {
   const Matrix& train = *req.train;
-  const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(req.queries->rows);
+  const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(req.queries.rows);
   const int d = static_cast<int>(train.cols);
   const auto k = static_cast<std::int64_t>(req.k);
   const Metric metric = req.metric;

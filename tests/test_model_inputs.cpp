@@ -1,0 +1,169 @@
+// What a model reads its rows from: a caller's buffer through a MatrixView, searched in place, and
+// class labels given as ids. A program of its own: it replaces the global operator new to record
+// the largest allocation made while a search runs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "knn/error.hpp"
+#include "knn/model.hpp"
+#include "asan.hpp"
+#include "test_util.hpp"
+
+
+namespace {
+
+std::atomic<bool> recording{false};
+std::atomic<std::size_t> largest{0};
+
+// Records the largest single allocation of this process, every thread's, between start and stop.
+struct LargestAllocation {
+  LargestAllocation() {
+    largest = 0;
+    recording = true;
+  }
+  std::size_t stop() {
+    recording = false;
+    return largest.load();
+  }
+};
+
+}  // namespace
+
+#ifndef KNN_TEST_ASAN
+void* operator new(std::size_t n) {
+  if (recording.load(std::memory_order_relaxed)) {
+    std::size_t seen = largest.load(std::memory_order_relaxed);
+    while (n > seen && !largest.compare_exchange_weak(seen, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#endif
+
+namespace {
+
+struct Problem {
+  knn::Matrix train, queries;
+  std::vector<int> ids;
+  std::vector<std::string> texts;
+};
+
+Problem problem(std::uint64_t seed, std::size_t queries, std::size_t cols, std::size_t classes) {
+  std::mt19937_64 rng(seed);
+  Problem p;
+  p.train = knn::test::random_matrix(200, cols, rng, -2.0f, 3.0f);
+  p.queries = knn::test::random_matrix(queries, cols, rng, -2.5f, 3.5f);
+  for (std::size_t i = 0; i < p.train.rows; ++i) {
+    // Every class occurs: the first rows take each once.
+    const int id = static_cast<int>(i < classes ? i : rng() % classes);
+    p.ids.push_back(id);
+    p.texts.push_back(std::to_string(id));
+  }
+  return p;
+}
+
+knn::ModelParams params(knn::Scaling scaling) {
+  knn::ModelParams p;
+  p.k = 7;
+  p.weights = knn::Weights::parse("distance");
+  p.scaling = scaling;
+  p.backend.device = knn::Device::cpu;
+  return p;
+}
+
+}  // namespace
+
+// A view of a caller's buffer answers as the Matrix holding the same values, for every model.
+TEST(ModelInputs, AViewOfACallersBufferAnswersAsAMatrix) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem p = problem(seed, 50, 9, 4);
+  const std::vector<float> train_buffer = p.train.values, query_buffer = p.queries.values;
+  const knn::MatrixView train_view(p.train.rows, p.train.cols, train_buffer.data());
+  const knn::MatrixView query_view(p.queries.rows, p.queries.cols, query_buffer.data());
+  for (knn::Scaling scaling : {knn::Scaling::none, knn::Scaling::minmax, knn::Scaling::standard}) {
+    SCOPED_TRACE(knn::to_string(scaling));
+    knn::KnnClassifier from_matrix(params(scaling)), from_view(params(scaling));
+    from_matrix.fit(p.train, p.texts);
+    from_view.fit(train_view, p.texts);
+    EXPECT_EQ(from_view.save(), from_matrix.save());
+    EXPECT_EQ(from_view.predict(query_view), from_matrix.predict(p.queries));
+    EXPECT_EQ(from_view.predict_proba(query_view), from_matrix.predict_proba(p.queries));
+    const knn::Neighbors a = from_view.kneighbors(query_view, 5), b = from_matrix.kneighbors(p.queries, 5);
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.distance, b.distance);
+
+    std::vector<double> targets(p.ids.begin(), p.ids.end());
+    knn::KnnRegressor r_matrix(params(scaling)), r_view(params(scaling));
+    r_matrix.fit(p.train, targets);
+    r_view.fit(train_view, targets);
+    EXPECT_EQ(r_view.predict(query_view), r_matrix.predict(p.queries));
+  }
+}
+
+// Labels given as class ids make the model that their texts "0".."C-1" make, byte for byte.
+TEST(ModelInputs, ClassIdsFitAsTheirTexts) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // 12 classes: as texts "10" and "11" sort before "2", as numbers after "9".
+  const Problem p = problem(seed, 30, 5, 12);
+  knn::KnnClassifier texts(params(knn::Scaling::minmax)), ids(params(knn::Scaling::minmax));
+  texts.fit(p.train, p.texts);
+  ids.fit(p.train, p.ids, 12);
+  EXPECT_EQ(ids.classes(), texts.classes());
+  EXPECT_EQ(ids.classes().at(11), "11");
+  EXPECT_EQ(ids.save(), texts.save());
+  EXPECT_EQ(ids.predict_ids(p.queries), texts.predict_ids(p.queries));
+}
+
+TEST(ModelInputs, ClassIdsOutOfRangeAreRefused) {
+  const Problem p = problem(1, 3, 4, 3);
+  std::vector<int> bad = p.ids;
+  bad[17] = 3;
+  knn::KnnClassifier m(params(knn::Scaling::none));
+  try {
+    m.fit(p.train, bad, 3);
+    FAIL() << "an id of 3 among 3 classes was accepted";
+  } catch (const knn::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "fit: class id 3 of row 17 is not from 0 to 3 - 1");
+  }
+  bad[17] = -1;
+  EXPECT_THROW(m.fit(p.train, bad, 3), knn::Error);
+  EXPECT_THROW(m.fit(p.train, std::vector<int>(5, 0), 3), knn::Error);  // one id per row
+}
+
+#ifndef KNN_TEST_ASAN
+// Unscaled queries are searched where they are: no allocation while predicting holds as many
+// bytes as the queries. Scaled ones are copied once to be scaled, which the same record sees, so
+// the record can tell a copy when there is one.
+TEST(ModelInputs, UnscaledQueriesAreSearchedInPlace) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem p = problem(seed, 20000, 64, 3);
+  const std::size_t query_bytes = p.queries.values.size() * sizeof(float);
+  const knn::MatrixView queries(p.queries.rows, p.queries.cols, p.queries.values.data());
+  for (knn::Scaling scaling : {knn::Scaling::none, knn::Scaling::minmax}) {
+    SCOPED_TRACE(knn::to_string(scaling));
+    knn::KnnClassifier m(params(scaling));
+    m.fit(p.train, p.ids, 3);
+    LargestAllocation record;
+    const std::vector<int> predicted = m.predict_ids(queries);
+    const std::size_t seen = record.stop();
+    ASSERT_EQ(predicted.size(), p.queries.rows);
+    if (scaling == knn::Scaling::none)
+      EXPECT_LT(seen, query_bytes) << "an allocation the size of the queries: they were copied";
+    else
+      EXPECT_GE(seen, query_bytes) << "scaled queries are copied once; the record missed it";
+  }
+}
+#endif
