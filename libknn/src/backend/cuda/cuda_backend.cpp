@@ -79,7 +79,10 @@ void CudaBackend::average(const Neighbors& nb, const double* train_target, const
 }
 
 void CudaBackend::warm_up() const {
-  on_context([](GpuContext&) { return 0; });
+  on_context([](GpuContext& ctx) {
+    warm_products(ctx);
+    return 0;
+  });
 }
 
 std::shared_ptr<const PreparedTrain> CudaBackend::prepare(const Matrix& train) const {
