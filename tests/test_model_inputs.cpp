@@ -167,3 +167,22 @@ TEST(ModelInputs, UnscaledQueriesAreSearchedInPlace) {
   }
 }
 #endif
+
+// A model moved to another backend answers as before.
+TEST(ModelInputs, SetBackendKeepsTheAnswers) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem p = problem(seed, 40, 6, 3);
+  knn::KnnClassifier fitted(params(knn::Scaling::standard));
+  EXPECT_THROW(fitted.set_backend({}), knn::Error);  // not fitted
+  fitted.fit(p.train, p.ids, 3);
+  const std::vector<std::uint8_t> bytes = fitted.save();
+  knn::BackendOptions one_thread;
+  one_thread.device = knn::Device::cpu;
+  one_thread.threads = 1;
+  knn::KnnClassifier loaded = knn::KnnClassifier::load(bytes.data(), bytes.size(), one_thread);
+  loaded.set_backend(params(knn::Scaling::standard).backend);
+  EXPECT_EQ(loaded.params().backend.threads, 0);
+  EXPECT_EQ(loaded.predict_proba(p.queries), fitted.predict_proba(p.queries));
+  EXPECT_EQ(loaded.save(), bytes);
+}

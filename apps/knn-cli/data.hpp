@@ -53,6 +53,7 @@ std::string answer_queries(const cxxopts::ParseResult& r, const Settings& s, con
   const Dataset query = load_query(required(r, "query", cmd), s, model ? model->layout() : train);
   stage_done("query file read");
   check_query_ids(s, query);
+  if (model) s.model->set_backend(s.params.backend);  // read on the CPU backend (read_model)
   try {
     if (!model) {
       model = fit(train);

@@ -49,7 +49,11 @@ void read_model(const cxxopts::ParseResult& r, Settings& s, const std::string& c
   }
   if (r.count("train")) throw app::option_error("model", "conflicts with --train: a model holds its training rows (give one of the two)");
   const std::string file = app::option_text(r, "model");
-  std::unique_ptr<KnnModel> model = load_model(file, s.params.backend);
+  // Read on the CPU backend: the GPU's start-up goes on meanwhile, and the model moves to the
+  // run's backend once the query file is read (answer_queries).
+  BackendOptions on_cpu = s.params.backend;
+  on_cpu.device = Device::cpu;
+  std::unique_ptr<KnnModel> model = load_model(file, on_cpu);
   const Dataset& layout = model->layout();
   if (layout.column_names.empty())
     throw Error::at(file, 0, 0, "holds a model fitted on a matrix, without a CSV file's columns to read the query file by");

@@ -11,7 +11,8 @@
 namespace knn::cli {
 
 /// Reads --model, where given, into s.model (every rank of s.params.backend.comm reads it) and
-/// puts the model's options into `s`. Throws for --model beside --train, or neither of them; for
+/// puts the model's options into `s`. The model runs on the CPU backend until answer_queries
+/// moves it to the run's. Throws for --model beside --train, or neither of them; for
 /// an option that conflicts with the model (naming the option and the model's value); for a
 /// model without a CSV file's columns, or without labels where `cmd` predicts.
 void read_model(const cxxopts::ParseResult& r, Settings& s, const std::string& cmd);

@@ -24,7 +24,7 @@ struct Settings {
   std::string format;  // csv, json, or empty: the subcommand's default
   std::string output;  // "-": standard output
   /// --model: the model read from the file, whose options the settings above then hold.
-  std::shared_ptr<const KnnModel> model;
+  std::shared_ptr<KnnModel> model;
 };
 
 /// The shared options' values, checked; notices go to `err`.

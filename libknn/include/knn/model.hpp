@@ -55,6 +55,11 @@ class KnnModel {
   /// Sets k for the searches that follow, without fitting again: from 1 to the training rows
   /// (every rank's). Throws for another k, naming parameter k.
   void set_k(std::size_t k);
+  /// Runs the fitted model on another backend from now on: the GPU takes the training rows into
+  /// its memory. `backend` must have the model's communicator. A program can so read a model file
+  /// on the CPU backend while the GPU starts (prepare_backend) and move it there once its query
+  /// file is read. Throws where the model is not fitted, or as make_backend does.
+  void set_backend(BackendOptions backend);
   const Preprocessor& preprocessor() const { return prep_; }
   const Scaler& scaler() const { return scaler_; }
   /// The query rows of a data set as the model searches them before scaling: imputed and

@@ -44,6 +44,18 @@ void KnnModel::set_k(std::size_t k) {
   params_.k = k;
 }
 
+void KnnModel::set_backend(BackendOptions backend) {
+  if (!backend_) throw Error("the model is not fitted");
+  if (backend.comm != params_.backend.comm) throw Error("set_backend: the backend must have the model's communicator");
+  std::shared_ptr<const Backend> made = make_backend(backend);
+  stage_done("backend taken for the model");
+  std::shared_ptr<const PreparedTrain> prepared = train_.rows ? made->prepare(train_) : nullptr;
+  stage_done("model rows kept by the backend");
+  params_.backend = std::move(backend);
+  backend_ = std::move(made);
+  prepared_ = std::move(prepared);
+}
+
 const Dataset& KnnModel::layout() const {
   static const Dataset none;
   return layout_ ? *layout_ : none;

@@ -104,10 +104,8 @@ void KnnModel::load_record(const detail::ModelRecord& r, BackendOptions backend)
   load_part(r);
   stage_done("model rows copied");
   backend_ = make_backend(params_.backend);
-  stage_done("backend taken for the model");
   train_ = std::move(train);
   prepared_ = train_.rows ? backend_->prepare(train_) : nullptr;
-  stage_done("model rows kept by the backend");
 }
 
 namespace detail {
