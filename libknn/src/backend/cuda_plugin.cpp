@@ -95,21 +95,4 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
 
 bool gpu_backend_made() { return made.load(); }
 
-void start_gpu_context() {
-  if (!KNN_WITH_CUDA) return;
-  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver == nullptr) return;
-  // The driver API's types as the ABI has them: CUresult an int, CUdevice an int, CUcontext a pointer.
-  using Init = int (*)(unsigned);
-  using DeviceGet = int (*)(int*, int);
-  using Retain = int (*)(void**, int);
-  const auto init = reinterpret_cast<Init>(::dlsym(driver, "cuInit"));
-  const auto device_get = reinterpret_cast<DeviceGet>(::dlsym(driver, "cuDeviceGet"));
-  const auto retain = reinterpret_cast<Retain>(::dlsym(driver, "cuDevicePrimaryCtxRetain"));
-  int device = 0;
-  void* context = nullptr;
-  // Retained for the rest of the process, as the runtime retains it: the driver frees it at exit.
-  if (init && device_get && retain && init(0) == 0 && device_get(&device, 0) == 0) retain(&context, device);
-}
-
 }  // namespace knn::detail

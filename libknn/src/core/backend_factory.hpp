@@ -14,12 +14,6 @@ namespace knn::detail {
 enum class NoGpu { not_built, no_driver, unusable };
 
 /// The GPU backend, or nullptr with `why_not` and `kind` set.
-/// Makes the primary context of the first GPU through the driver's own entry points (from
-/// libcuda.so.1, opened, never linked), where there is a driver: the most expensive part of the
-/// GPU's start-up, done while another thread loads the plugin and its CUDA libraries. The CUDA
-/// runtime then finds the context made (there is one per device and process) and keeps using it.
-/// Does nothing where there is no driver or it fails; the runtime then makes the context itself.
-void start_gpu_context();
 /// Whether make_cuda_backend has made a backend in this process.
 bool gpu_backend_made();
 std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not, NoGpu& kind);

@@ -5,8 +5,6 @@
 #include <future>
 #include <mutex>
 
-#include "core/backend_factory.hpp"
-#include "knn/communicator.hpp"
 #include "knn/stage_times.hpp"
 
 namespace knn {
@@ -54,18 +52,8 @@ void prepare_backend(const BackendOptions& options) {
   if (s.pending) return;  // one at a time: the first stays until it is taken
   s.options = options;
   s.backend = std::async(std::launch::async, [options] {
-    // The context on a third thread, beside the loading of the libraries: in one process the
-    // runtime works on the first GPU, whose context that is. Under MPI a rank picks its GPU by
-    // its local rank, and the runtime makes that context itself.
-    std::future<void> context;
-    if (!distributed(options.comm.get()))
-      context = std::async(std::launch::async, [] {
-        detail::start_gpu_context();
-        stage_done("GPU context made (driver)");
-      });
     std::shared_ptr<const Backend> b = detail::make_backend_now(options);
     stage_done("backend made (libraries)");
-    if (context.valid()) context.wait();
     b->warm_up();
     stage_done("backend warmed (context)");
     return b;
