@@ -97,6 +97,8 @@ def cpu_against_sklearn(args, data, table):
               f"accuracy {np.mean(lpred == yte):.4f} vs {np.mean(spred == yte):.4f}; {same:,} of {len(xte):,} predictions equal")
     table.add("fit + predict", lf + lp, "scikit-learn brute", sf + sp)
 
+    if args.skip_sweep:
+        return
     # The k-sweep on the first rows of the training set, the same 5 stratified folds for both.
     n = args.sweep_rows
     x, y = xtr[:n], ytr[:n]
@@ -162,6 +164,7 @@ def main():
     p.add_argument("--train-rows", type=int, default=60000, help="the first rows of the training set (a quick run)")
     p.add_argument("--queries", type=int, default=10000, help="the first rows of the test set")
     p.add_argument("--skip-sklearn", action="store_true")
+    p.add_argument("--skip-sweep", action="store_true", help="leave out the k-sweep against validation_curve (minutes)")
     args = p.parse_args()
 
     xtr, ytr, xte, yte = fashion_mnist(args.data)
