@@ -1,10 +1,5 @@
 #include <iostream>
 
-#include "knn/search.hpp"
 #include "sweep.hpp"
 
-int main(int argc, char** argv) {
-  const int status = knn::sweep::run(argc, argv, std::cout, std::cerr);
-  knn::end_process_after_gpu(status);  // output and files are complete by now
-  return status;
-}
+int main(int argc, char** argv) { return knn::sweep::run(argc, argv, std::cout, std::cerr); }

@@ -138,10 +138,4 @@ Neighbors search(const Backend& backend, const SearchRequest& request);
 /// True when this build has the CUDA backend and a GPU can be used.
 bool cuda_available();
 
-/// For a program whose work is done and whose files are closed: where this process made a GPU
-/// backend and no MPI launcher started it, flushes the standard streams and ends the process with
-/// `status` at once. The driver frees the GPU context with the process, sooner than the CUDA
-/// libraries' own teardown at exit would. Returns, doing nothing, otherwise.
-void end_process_after_gpu(int status);
-
 }  // namespace knn

@@ -2,7 +2,6 @@
 // no plugin and says so.
 #include <dlfcn.h>
 
-#include <atomic>
 
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
@@ -10,8 +9,6 @@
 namespace knn::detail {
 
 namespace {
-
-std::atomic<bool> made{false};  // a GPU backend, by make_cuda_backend
 
 // The folder holding the file this function was loaded from: libknn.so (or the program, where
 // libknn is linked in statically).
@@ -89,10 +86,7 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
   int k = static_cast<int>(NoGpu::unusable);
   p.make(&options, &out, &why_not, &k);
   kind = static_cast<NoGpu>(k);
-  if (out) made.store(true);
   return out;
 }
-
-bool gpu_backend_made() { return made.load(); }
 
 }  // namespace knn::detail

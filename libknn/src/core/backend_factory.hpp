@@ -14,8 +14,6 @@ namespace knn::detail {
 enum class NoGpu { not_built, no_driver, unusable };
 
 /// The GPU backend, or nullptr with `why_not` and `kind` set.
-/// Whether make_cuda_backend has made a backend in this process.
-bool gpu_backend_made();
 std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, std::string& why_not, NoGpu& kind);
 
 /// The plugin's file name, and the file libknn opens: $KNN_CUDA_PLUGIN where set, else the file
