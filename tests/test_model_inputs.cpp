@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "knn/dataset.hpp"
 #include "knn/error.hpp"
 #include "knn/model.hpp"
 #include "asan.hpp"
@@ -185,4 +187,27 @@ TEST(ModelInputs, SetBackendKeepsTheAnswers) {
   EXPECT_EQ(loaded.params().backend.threads, 0);
   EXPECT_EQ(loaded.predict_proba(p.queries), fitted.predict_proba(p.queries));
   EXPECT_EQ(loaded.save(), bytes);
+}
+
+// Query rows the preprocessing keeps as they are are searched where the data set holds them;
+// others are encoded into the caller's storage, as encode() makes them.
+TEST(ModelInputs, EncodeCopiesOnlyWhatItChanges) {
+  const knn::Dataset data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/iris.csv", knn::CsvOptions{});
+  knn::ModelParams mp = params(knn::Scaling::minmax);
+  mp.impute = knn::Impute::mean;
+  knn::KnnClassifier m(mp);
+  m.fit(data);
+  knn::Dataset queries = data;
+  knn::Matrix storage;
+  knn::MatrixView kept = m.encode(queries, storage);
+  EXPECT_EQ(kept.data, queries.features.values.data()) << "numeric rows with no missing cell were copied";
+  EXPECT_EQ(storage.values.size(), 0u);
+  EXPECT_EQ(m.predict(queries), m.predict(m.encode(queries)));
+
+  queries.features(3, 2) = std::numeric_limits<float>::quiet_NaN();
+  knn::PrepReport report;
+  const knn::MatrixView filled = m.encode(queries, storage, &report);
+  EXPECT_EQ(filled.data, storage.values.data());
+  EXPECT_EQ(report.imputed, 1u);
+  EXPECT_EQ(storage.values, m.encode(queries).values);
 }

@@ -29,9 +29,9 @@ std::shared_ptr<const KnnClassifier> fit_classifier(const Settings& s, const Dat
   return fit_model<KnnClassifier>(s, train);
 }
 
-Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query) {
+MatrixView encode_queries(const Settings& s, const KnnModel& model, const Dataset& query, Matrix& storage) {
   PrepReport report;
-  Matrix q = model.encode(query, &report);
+  const MatrixView q = model.encode(query, storage, &report);
   s.notes.query(query, report);
   stage_done("queries encoded");
   return q;

@@ -23,8 +23,9 @@ Dataset load_query(const std::string& path, const Settings& s, const Dataset& tr
 /// --id, where given: the query file must have the column, to carry it to the output.
 void check_query_ids(const Settings& s, const Dataset& query);
 
-/// The query rows of `query` as `model` searches them; cells filled and categories unknown noted.
-Matrix encode_queries(const Settings& s, const KnnModel& model, const Dataset& query);
+/// The query rows of `query` as `model` searches them (query.features themselves where the model
+/// keeps them as they are, else encoded into `storage`); cells filled and categories unknown noted.
+MatrixView encode_queries(const Settings& s, const KnnModel& model, const Dataset& query, Matrix& storage);
 
 /// A `Model` with the run's parameters, fitted on the training rows.
 template <class Model>

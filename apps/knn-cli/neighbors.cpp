@@ -10,7 +10,8 @@ namespace knn::cli {
 namespace {
 
 std::string neighbors_text(const Settings& s, const KnnModel& model, const Dataset& query) {
-  Neighbors nb = model.kneighbors(encode_queries(s, model, query));
+  Matrix storage;
+  Neighbors nb = model.kneighbors(encode_queries(s, model, query, storage));
   // Rows dropped for a missing value: the file's row numbers.
   if (const std::vector<std::size_t>& rows = model.layout().file_rows; !rows.empty())
     for (std::int64_t& i : nb.index) i = static_cast<std::int64_t>(rows.at(static_cast<std::size_t>(i)));

@@ -19,7 +19,8 @@ void add_ids(app::Json& doc, const Dataset& query) {
 }
 
 std::string regress(const Settings& s, const KnnRegressor& m, const Dataset& query) {
-  const std::vector<double> pred = m.predict(encode_queries(s, m, query));
+  Matrix storage;
+  const std::vector<double> pred = m.predict(encode_queries(s, m, query, storage));
   stage_done("predicted (search, vote)");
   if (s.format == "json") {
     app::Json doc;
@@ -40,7 +41,8 @@ std::string regress(const Settings& s, const KnnRegressor& m, const Dataset& que
 }
 
 std::string classify(const Settings& s, bool proba, const KnnClassifier& m, const Dataset& query) {
-  const Matrix queries = encode_queries(s, m, query);
+  Matrix storage;
+  const MatrixView queries = encode_queries(s, m, query, storage);
   const auto& classes = m.classes();
   const std::size_t nc = classes.size();
   std::vector<std::string> pred;

@@ -66,6 +66,9 @@ class KnnModel {
   /// one-hot encoded by the fitted preprocessing. Throws for a missing cell it cannot fill,
   /// named at the file's line and column.
   Matrix encode(const Dataset& queries, PrepReport* report = nullptr) const;
+  /// The same without a copy where the preprocessing keeps the rows as they are (numeric
+  /// features, no cell missing): a view of queries.features, else of `storage`, encoded.
+  MatrixView encode(const Dataset& queries, Matrix& storage, PrepReport* report = nullptr) const;
   const Backend& backend() const { return *backend_; }
   /// Training rows held here (sharded: this rank's share).
   std::size_t train_size() const { return train_.rows; }
@@ -79,7 +82,10 @@ class KnnModel {
   /// With a communicator of several ranks (params().backend.comm), each rank fits on its shard
   /// of the rows and this returns global row indices, the same on every rank.
   Neighbors kneighbors(MatrixView queries) const;
-  Neighbors kneighbors(const Dataset& queries) const { return kneighbors(encode(queries)); }
+  Neighbors kneighbors(const Dataset& queries) const {
+    Matrix storage;
+    return kneighbors(encode(queries, storage));
+  }
   /// The same for k nearest (1..training rows) in place of params().k.
   Neighbors kneighbors(MatrixView queries, std::size_t k) const;
   /// The k nearest of every training row (global row order) among the other training rows: a
@@ -153,7 +159,10 @@ class KnnClassifier : public KnnModel {
   /// Fits on the data set's features and labels.
   void fit(const Dataset& data);
   std::vector<std::string> predict(MatrixView queries) const;
-  std::vector<std::string> predict(const Dataset& queries) const { return predict(encode(queries)); }
+  std::vector<std::string> predict(const Dataset& queries) const {
+    Matrix storage;
+    return predict(encode(queries, storage));
+  }
   std::vector<int> predict_ids(MatrixView queries) const;  // ids into classes()
   /// queries x classes().size(), row-major: each class's share of the (weighted) vote.
   std::vector<double> predict_proba(MatrixView queries) const;
@@ -183,7 +192,10 @@ class KnnRegressor : public KnnModel {
   /// Fits on the data set's features and its label column read as numbers.
   void fit(const Dataset& data);
   std::vector<double> predict(MatrixView queries) const;
-  std::vector<double> predict(const Dataset& queries) const { return predict(encode(queries)); }
+  std::vector<double> predict(const Dataset& queries) const {
+    Matrix storage;
+    return predict(encode(queries, storage));
+  }
   /// Coefficient of determination R^2 against the given targets.
   double score(MatrixView queries, const std::vector<double>& targets) const;
 };

@@ -74,6 +74,9 @@ class Preprocessor {
   Impute impute() const { return impute_; }
   /// True when every feature is numeric: the encoded columns are the features.
   bool plain() const;
+  /// Whether transform(data) is data.features as they are (every feature numeric, no cell
+  /// missing), so that they can be searched without being encoded.
+  bool keeps(const Dataset& data) const { return plain() && !data.has_missing(); }
   /// Columns of the encoded rows.
   std::size_t width() const;
   /// Per encoded column: a one-hot column, which scaling leaves as it is.

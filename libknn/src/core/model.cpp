@@ -72,7 +72,7 @@ void KnnModel::fit_dataset(const Dataset& data) {
   prep.fit(data, nullptr, detail::prep_gather(*placement_));
   auto layout = std::make_shared<Dataset>(data.layout());
   layout->file_rows = training_file_rows(data, *placement_, params_.backend.comm.get());
-  if (prep.plain() && !data.has_missing()) {
+  if (prep.keeps(data)) {
     fit_encoded(data.features, prep);
   } else {
     const Matrix encoded = prep.transform(data);
@@ -85,6 +85,16 @@ void KnnModel::fit_dataset(const Dataset& data) {
 Matrix KnnModel::encode(const Dataset& queries, PrepReport* report) const {
   if (!backend_) throw Error("the model is not fitted");
   return prep_.transform(queries, report);
+}
+
+MatrixView KnnModel::encode(const Dataset& queries, Matrix& storage, PrepReport* report) const {
+  if (!backend_) throw Error("the model is not fitted");
+  if (prep_.keeps(queries)) {
+    if (report) *report = PrepReport{};
+    return queries.features;
+  }
+  storage = prep_.transform(queries, report);
+  return storage;
 }
 
 void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {

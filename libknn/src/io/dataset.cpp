@@ -25,7 +25,13 @@ const std::vector<std::string>& default_na_values() {
 const char* to_string(ColumnType t) { return t == ColumnType::categorical ? "categorical" : "numeric"; }
 
 bool Dataset::has_missing() const {
-  return std::any_of(features.values.begin(), features.values.end(), [](float v) { return std::isnan(v); });
+  // Every cell on every core: a query file of 10^7 cells is read in a few milliseconds.
+  const float* v = features.values.data();
+  const auto n = static_cast<std::ptrdiff_t>(features.values.size());
+  bool any = false;
+#pragma omp parallel for reduction(|| : any) schedule(static) if (n > (std::ptrdiff_t{1} << 16))
+  for (std::ptrdiff_t i = 0; i < n; ++i) any = any || std::isnan(v[i]);
+  return any;
 }
 
 namespace detail {
