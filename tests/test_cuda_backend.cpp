@@ -522,6 +522,37 @@ TEST(CudaBackend, ModelsPredictTheSameOnRealData) {
     });
 }
 
+// A model read on the CPU backend and moved to the GPU (set_backend, as knn-cli does with a model
+// file) keeps its rows on the GPU and answers as the CPU, on fresh random rows.
+TEST(CudaBackend, ModelMovedToTheGpuAnswersAsTheCpu) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const knn::Matrix train = knn::test::random_matrix(3000, 24, rng, -2.0f, 2.0f);
+  const knn::Matrix queries = knn::test::random_matrix(500, 24, rng, -2.5f, 2.5f);
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < train.rows; ++i) labels.push_back("c" + std::to_string(rng() % 4));
+  knn::ModelParams p;
+  p.k = 9;
+  p.weights = knn::Weights::parse("distance");
+  p.scaling = knn::Scaling::minmax;
+  p.backend.device = knn::Device::cpu;
+  knn::KnnClassifier cpu(p);
+  cpu.fit(train, labels);
+  const std::vector<std::uint8_t> bytes = cpu.save();
+  knn::KnnClassifier moved = knn::KnnClassifier::load(bytes.data(), bytes.size(), p.backend);
+  knn::BackendOptions gpu;
+  gpu.device = knn::Device::cuda;
+  moved.set_backend(gpu);
+  EXPECT_STREQ(moved.backend().name(), "cuda");
+  const knn::Neighbors a = moved.kneighbors(queries), b = cpu.kneighbors(queries);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.distance, b.distance);
+  EXPECT_EQ(moved.predict(queries), cpu.predict(queries));
+  EXPECT_EQ(moved.save(), bytes);
+}
+
 TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
   REQUIRE_GPU();
   const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/wine.csv", {});

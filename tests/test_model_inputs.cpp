@@ -56,7 +56,7 @@ namespace {
 
 struct Problem {
   knn::Matrix train, queries;
-  std::vector<int> ids;
+  std::vector<std::int64_t> ids;
   std::vector<std::string> texts;
 };
 
@@ -67,7 +67,7 @@ Problem problem(std::uint64_t seed, std::size_t queries, std::size_t cols, std::
   p.queries = knn::test::random_matrix(queries, cols, rng, -2.5f, 3.5f);
   for (std::size_t i = 0; i < p.train.rows; ++i) {
     // Every class occurs: the first rows take each once.
-    const int id = static_cast<int>(i < classes ? i : rng() % classes);
+    const auto id = static_cast<std::int64_t>(i < classes ? i : rng() % classes);
     p.ids.push_back(id);
     p.texts.push_back(std::to_string(id));
   }
@@ -130,18 +130,44 @@ TEST(ModelInputs, ClassIdsFitAsTheirTexts) {
 
 TEST(ModelInputs, ClassIdsOutOfRangeAreRefused) {
   const Problem p = problem(1, 3, 4, 3);
-  std::vector<int> bad = p.ids;
+  std::vector<std::int64_t> bad = p.ids;
   bad[17] = 3;
   knn::KnnClassifier m(params(knn::Scaling::none));
   try {
     m.fit(p.train, bad, 3);
     FAIL() << "an id of 3 among 3 classes was accepted";
   } catch (const knn::Error& e) {
-    EXPECT_EQ(std::string(e.what()), "fit: class id 3 of row 17 is not from 0 to 3 - 1");
+    EXPECT_EQ(std::string(e.what()), "fit: class id 3 of row 17 is not from 0 to 2");
   }
   bad[17] = -1;
   EXPECT_THROW(m.fit(p.train, bad, 3), knn::Error);
-  EXPECT_THROW(m.fit(p.train, std::vector<int>(5, 0), 3), knn::Error);  // one id per row
+  EXPECT_THROW(m.fit(p.train, std::vector<std::int64_t>(5, 0), 3), knn::Error);  // one id per row
+  EXPECT_THROW(m.fit(p.train, std::vector<std::int64_t>(p.train.rows, 0), 0), knn::Error);
+  bad[17] = std::int64_t{1} << 40;  // beyond int as well
+  EXPECT_THROW(m.fit(p.train, bad, 3), knn::Error);
+}
+
+// A fit that fails leaves the model as its previous fit made it: classes, rows and their labels.
+TEST(ModelInputs, AFailedFitKeepsThePreviousModel) {
+  const Problem p = problem(11, 25, 5, 4);
+  knn::KnnClassifier m(params(knn::Scaling::minmax));
+  m.fit(p.train, p.ids, 4);
+  const std::vector<std::uint8_t> before = m.save();
+  const std::vector<double> proba = m.predict_proba(p.queries);
+  // Fewer rows than k: refused once the classes and ids of the new rows were made.
+  const knn::Matrix few(3, p.train.cols, p.train.values.data());
+  EXPECT_THROW(m.fit(few, std::vector<std::string>{"a", "b", "c"}), knn::Error);
+  EXPECT_THROW(m.fit(few, std::vector<std::int64_t>{0, 1, 1}, 2), knn::Error);
+  EXPECT_EQ(m.classes().size(), 4u);
+  EXPECT_EQ(m.save(), before);
+  EXPECT_EQ(m.predict_proba(p.queries), proba);
+
+  knn::KnnRegressor r(params(knn::Scaling::none));
+  const std::vector<double> targets(p.ids.begin(), p.ids.end());
+  r.fit(p.train, targets);
+  const std::vector<double> predicted = r.predict(p.queries);
+  EXPECT_THROW(r.fit(few, std::vector<double>{1, 2, 3}), knn::Error);
+  EXPECT_EQ(r.predict(p.queries), predicted);
 }
 
 #ifndef KNN_TEST_ASAN

@@ -9,6 +9,12 @@ from . import _params
 from ._compat import validate_data
 
 
+def _aligned(X):
+    """X itself where its float32 values are aligned, else an aligned copy (a buffer at an odd
+    offset, e.g. np.frombuffer(..., offset=1))."""
+    return X if X.flags.aligned else np.require(X, requirements=["C", "A"])
+
+
 class NeighborsBase(BaseEstimator):
     """Holds the library's fitted model in ``_model``; subclasses say which model and what y is.
 
@@ -36,8 +42,12 @@ class NeighborsBase(BaseEstimator):
         return model, self_metric, k
 
     def _validate_X(self, X, y="no_validation", reset=False, **check_params):
-        # C-contiguous float32 arrays pass as they are; anything else is converted once.
-        return validate_data(self, X, y, reset=reset, dtype=np.float32, order="C", **check_params)
+        # C-contiguous, aligned float32 arrays pass as they are (the library reads them in place);
+        # anything else is converted once.
+        out = validate_data(self, X, y, reset=reset, dtype=np.float32, order="C", **check_params)
+        if isinstance(out, tuple):
+            return (_aligned(out[0]),) + tuple(out[1:])
+        return _aligned(out)
 
     def _fitted(self, model, metric_name, k):
         self._model = model

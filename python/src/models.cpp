@@ -151,11 +151,7 @@ void bind_models(pybind11::module_& m) {
       .def(
           "fit",
           [](Held<KnnClassifier>& h, const FloatRows& x, const Ids& y, std::size_t n_classes) {
-            const std::vector<std::int64_t> given = vector_of<std::int64_t>(y, rows_of(x, "X").rows, "y");
-            // Out-of-range ids become -1, which the library refuses with its message.
-            std::vector<int> ids(given.size());
-            for (std::size_t i = 0; i < ids.size(); ++i)
-              ids[i] = given[i] >= 0 && static_cast<std::size_t>(given[i]) < n_classes ? static_cast<int>(given[i]) : -1;
+            const std::vector<std::int64_t> ids = vector_of<std::int64_t>(y, rows_of(x, "X").rows, "y");
             fit_rows(h, x, [&](KnnClassifier& model, MatrixView rows) { model.fit(rows, ids, n_classes); });
           },
           pybind11::arg("X").noconvert(), pybind11::arg("y").noconvert(), pybind11::arg("n_classes"),

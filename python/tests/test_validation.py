@@ -155,3 +155,14 @@ def test_searches_from_several_threads_give_the_single_thread_answer(rng):
         t.join()
     for r in results:
         np.testing.assert_array_equal(r, want)
+
+
+def test_a_misaligned_buffer_is_copied_and_answers_alike(rng):
+    X, y = blobs(rng, 60, 5)
+    raw = np.zeros(X.size * 4 + 1, dtype=np.uint8)
+    raw[1:] = np.frombuffer(X.astype(np.float32).tobytes(), dtype=np.uint8)
+    odd = np.frombuffer(raw.data, dtype=np.float32, offset=1).reshape(X.shape)
+    assert not odd.flags.aligned and odd.flags.c_contiguous
+    clf = libknn.KNeighborsClassifier(3).fit(X, y)
+    assert np.array_equal(clf.predict_proba(odd), clf.predict_proba(X))
+    assert np.array_equal(libknn.KNeighborsClassifier(3).fit(odd, y).predict(X), clf.predict(X))

@@ -3,6 +3,7 @@
 // search, then vote or average with the chosen weights.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@ class KnnModel {
   /// The same without a copy where the preprocessing keeps the rows as they are (numeric
   /// features, no cell missing): a view of queries.features, else of `storage`, encoded.
   MatrixView encode(const Dataset& queries, Matrix& storage, PrepReport* report = nullptr) const;
+  MatrixView encode(Dataset&& queries, Matrix& storage, PrepReport* report = nullptr) const = delete;  // the view would dangle
   const Backend& backend() const { return *backend_; }
   /// Training rows held here (sharded: this rank's share).
   std::size_t train_size() const { return train_.rows; }
@@ -107,6 +109,9 @@ class KnnModel {
   void fit_dataset(const Dataset& data);
   /// Fits the model on rows that `prep` (fitted) made; it becomes the model's preprocessing.
   void fit_encoded(MatrixView features, Preprocessor& prep);
+  /// Runs `fit` (a fit of the rows) with `payload` as the rows' payload; where it throws, the
+  /// model keeps the payload of its previous fit, which its rows still match.
+  void fit_with_payload(std::vector<double> payload, const std::function<void()>& fit);
   /// The k nearest, and per neighbour the payload_ of its row (from whichever rank holds it).
   Neighbors kneighbors(MatrixView queries, std::size_t k, std::vector<double>& payload) const;
   /// A model file's record of the model, and the model from one (core/model_file.cpp); the
@@ -155,7 +160,7 @@ class KnnClassifier : public KnnModel {
   /// The same with labels given as class ids, each from 0 to n_classes - 1; classes() are their
   /// texts "0" .. "n_classes-1". Where every id occurs this is fit() on those texts, bit for bit,
   /// without reading a text per row.
-  void fit(MatrixView features, const std::vector<int>& ids, std::size_t n_classes);
+  void fit(MatrixView features, const std::vector<std::int64_t>& ids, std::size_t n_classes);
   /// Fits on the data set's features and labels.
   void fit(const Dataset& data);
   std::vector<std::string> predict(MatrixView queries) const;
@@ -176,6 +181,10 @@ class KnnClassifier : public KnnModel {
   void load_part(const detail::ModelRecord& record) override;
 
  private:
+  /// fit_with_payload with the classes of `encoder` and each row's class id; where `fit` throws,
+  /// the classes of the previous fit stay too.
+  template <class Id>
+  void fit_classes(LabelEncoder encoder, const std::vector<Id>& ids, const std::function<void()>& fit);
   // The vote at k over the neighbours of `queries`: class ids, and shares where proba is given.
   void vote(MatrixView queries, int* ids, double* proba) const;
   LabelEncoder encoder_;

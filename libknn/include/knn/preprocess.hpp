@@ -76,7 +76,7 @@ class Preprocessor {
   bool plain() const;
   /// Whether transform(data) is data.features as they are (every feature numeric, no cell
   /// missing), so that they can be searched without being encoded.
-  bool keeps(const Dataset& data) const { return plain() && !data.has_missing(); }
+  bool keeps(const Dataset& data) const { return plain() && data.features.cols == width() && !data.has_missing(); }
   /// Columns of the encoded rows.
   std::size_t width() const;
   /// Per encoded column: a one-hot column, which scaling leaves as it is.

@@ -47,10 +47,15 @@ void KnnModel::set_k(std::size_t k) {
 void KnnModel::set_backend(BackendOptions backend) {
   if (!backend_) throw Error("the model is not fitted");
   if (backend.comm != params_.backend.comm) throw Error("set_backend: the backend must have the model's communicator");
-  std::shared_ptr<const Backend> made = make_backend(backend);
-  stage_done("backend taken for the model");
-  std::shared_ptr<const PreparedTrain> prepared = train_.rows ? made->prepare(train_) : nullptr;
-  stage_done("model rows kept by the backend");
+  std::shared_ptr<const Backend> made;
+  std::shared_ptr<const PreparedTrain> prepared;
+  // On every rank together: a rank whose GPU fails ends them all.
+  collective(params_.backend.comm.get(), [&] {
+    made = make_backend(backend);
+    stage_done("backend taken for the model");
+    prepared = train_.rows ? made->prepare(train_) : nullptr;
+    stage_done("model rows kept by the backend");
+  });
   params_.backend = std::move(backend);
   backend_ = std::move(made);
   prepared_ = std::move(prepared);
@@ -89,10 +94,7 @@ Matrix KnnModel::encode(const Dataset& queries, PrepReport* report) const {
 
 MatrixView KnnModel::encode(const Dataset& queries, Matrix& storage, PrepReport* report) const {
   if (!backend_) throw Error("the model is not fitted");
-  if (prep_.keeps(queries)) {
-    if (report) *report = PrepReport{};
-    return queries.features;
-  }
+  if (prep_.keeps(queries)) return queries.features;  // nothing imputed, no category unknown
   storage = prep_.transform(queries, report);
   return storage;
 }
@@ -163,33 +165,56 @@ Neighbors KnnModel::kneighbors_of_train(std::size_t k) const {
   return placement_->search(*backend_, req, detail::RowKeys{offset_}, nullptr, unused);
 }
 
+void KnnModel::fit_with_payload(std::vector<double> payload, const std::function<void()>& fit) {
+  payload_.swap(payload);
+  try {
+    fit();
+  } catch (...) {
+    payload_.swap(payload);
+    throw;
+  }
+}
+
+template <class Id>
+void KnnClassifier::fit_classes(LabelEncoder encoder, const std::vector<Id>& ids, const std::function<void()>& fit) {
+  std::swap(encoder_, encoder);
+  try {
+    fit_with_payload(std::vector<double>(ids.begin(), ids.end()), fit);
+  } catch (...) {
+    std::swap(encoder_, encoder);
+    throw;
+  }
+}
+
 void KnnClassifier::fit(MatrixView features, const std::vector<std::string>& labels) {
   if (labels.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
-  encoder_.fit(placement_->label_union(labels));
-  const std::vector<int> ids = encoder_.encode(labels);
-  payload_.assign(ids.begin(), ids.end());
-  fit_features(features);
+  LabelEncoder encoder;
+  encoder.fit(placement_->label_union(labels));
+  fit_classes(encoder, encoder.encode(labels), [&] { fit_features(features); });
 }
 
-void KnnClassifier::fit(MatrixView features, const std::vector<int>& ids, std::size_t n_classes) {
-  if (ids.size() != features.rows)
-    throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(ids.size()) + " class ids");
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= n_classes)
-      throw Error("fit: class id " + std::to_string(ids[i]) + " of row " + std::to_string(i) + " is not from 0 to " +
-                  std::to_string(n_classes) + " - 1");
-  encoder_.fit_ids(n_classes);
-  payload_.assign(ids.begin(), ids.end());
-  fit_features(features);
+void KnnClassifier::fit(MatrixView features, const std::vector<std::int64_t>& ids, std::size_t n_classes) {
+  // Checked on every rank together, so that a bad id on one rank ends them all.
+  collective(params_.backend.comm.get(), [&] {
+    if (n_classes == 0) throw Error::parameter("n_classes", "0: a classifier needs at least one class");
+    if (ids.size() != features.rows)
+      throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(ids.size()) + " class ids");
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || static_cast<std::uint64_t>(ids[i]) >= n_classes)
+        throw Error("fit: class id " + std::to_string(ids[i]) + " of row " + std::to_string(i) + " is not from 0 to " +
+                    std::to_string(n_classes - 1));
+  });
+  LabelEncoder encoder;
+  encoder.fit_ids(n_classes);
+  fit_classes(encoder, ids, [&] { fit_features(features); });
 }
 
 void KnnClassifier::fit(const Dataset& data) {
   if (!data.has_labels()) throw Error(data.source + ": no label column to fit a classifier on");
-  encoder_.fit(placement_->label_union(data.labels));
-  const std::vector<int> ids = encoder_.encode(data.labels);
-  payload_.assign(ids.begin(), ids.end());
-  fit_dataset(data);
+  LabelEncoder encoder;
+  encoder.fit(placement_->label_union(data.labels));
+  fit_classes(encoder, encoder.encode(data.labels), [&] { fit_dataset(data); });
 }
 
 void KnnClassifier::vote(MatrixView queries, int* ids, double* proba) const {
@@ -233,14 +258,12 @@ double KnnClassifier::score(MatrixView queries, const std::vector<std::string>& 
 void KnnRegressor::fit(MatrixView features, const std::vector<double>& targets) {
   if (targets.size() != features.rows)
     throw Error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(targets.size()) + " targets");
-  payload_ = targets;
-  fit_features(features);
+  fit_with_payload(targets, [&] { fit_features(features); });
 }
 
 void KnnRegressor::fit(const Dataset& data) {
   if (!data.has_labels()) throw Error(data.source + ": no target column to fit a regressor on");
-  payload_ = numeric_targets(data);
-  fit_dataset(data);
+  fit_with_payload(numeric_targets(data), [&] { fit_dataset(data); });
 }
 
 std::vector<double> KnnRegressor::predict(MatrixView queries) const {

@@ -80,7 +80,12 @@ void CudaBackend::average(const Neighbors& nb, const double* train_target, const
 
 void CudaBackend::warm_up() const {
   on_context([](GpuContext& ctx) {
-    warm_products(ctx);
+    try {
+      warm_products(ctx);
+    } catch (const Error&) {
+      // Only a head start: a GPU that cannot make these products fails the first search with
+      // the same error, where its caller reports it.
+    }
     return 0;
   });
 }

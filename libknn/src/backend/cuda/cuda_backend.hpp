@@ -33,7 +33,8 @@ class CudaBackend final : public Backend {
   /// Where the rows stay on the GPU (gpu_keeps): uploaded once, scaled and kept in device memory.
   Matrix fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const override;
   void scale(const Scaler& scaler, Matrix& m) const override;
-  /// Creates the context: streams, the cuBLAS handle and the device's attributes.
+  /// Creates the context (streams, the cuBLAS handle, the device's attributes) and makes the
+  /// warm-up products (warm_products), whose failure it leaves to the first search to report.
   void warm_up() const override;
 
  private:
