@@ -20,25 +20,9 @@
 #include "knn/error.hpp"
 #include "knn/model.hpp"
 #include "model_bytes.hpp"
-#include "asan.hpp"
+#include "allocation_watch.hpp"  // no allocation of a gigabyte
 #include "test_util.hpp"
 
-
-#ifndef KNN_TEST_ASAN
-// No allocation of this test program may be a gigabyte: a size read from a damaged file must be
-// refused before anything is allocated for it. (Under AddressSanitizer its allocator refuses
-// absurd sizes itself.)
-void* operator new(std::size_t n) {
-  if (n >= (std::size_t{1} << 30)) {
-    std::fprintf(stderr, "an allocation of %zu bytes\n", n);
-    std::abort();
-  }
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace {
 

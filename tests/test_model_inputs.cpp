@@ -1,13 +1,10 @@
 // What a model reads its rows from: a caller's buffer through a MatrixView, searched in place, and
-// class labels given as ids. A program of its own: it replaces the global operator new to record
-// the largest allocation made while a search runs.
+// class labels given as ids. A program of its own: it replaces the global operator new
+// (allocation_watch.hpp) to record the largest allocation made while a search runs.
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <cstdint>
 #include <limits>
-#include <cstdio>
-#include <cstdlib>
-#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,42 +12,9 @@
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
 #include "knn/model.hpp"
-#include "asan.hpp"
+#include "allocation_watch.hpp"
 #include "test_util.hpp"
 
-
-namespace {
-
-std::atomic<bool> recording{false};
-std::atomic<std::size_t> largest{0};
-
-// Records the largest single allocation of this process, every thread's, between start and stop.
-struct LargestAllocation {
-  LargestAllocation() {
-    largest = 0;
-    recording = true;
-  }
-  std::size_t stop() {
-    recording = false;
-    return largest.load();
-  }
-};
-
-}  // namespace
-
-#ifndef KNN_TEST_ASAN
-void* operator new(std::size_t n) {
-  if (recording.load(std::memory_order_relaxed)) {
-    std::size_t seen = largest.load(std::memory_order_relaxed);
-    while (n > seen && !largest.compare_exchange_weak(seen, n)) {
-    }
-  }
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace {
 
@@ -184,7 +148,7 @@ TEST(ModelInputs, UnscaledQueriesAreSearchedInPlace) {
     SCOPED_TRACE(knn::to_string(scaling));
     knn::KnnClassifier m(params(scaling));
     m.fit(p.train, p.ids, 3);
-    LargestAllocation record;
+    knn::test::LargestAllocation record;
     const std::vector<int> predicted = m.predict_ids(queries);
     const std::size_t seen = record.stop();
     ASSERT_EQ(predicted.size(), p.queries.rows);
