@@ -55,8 +55,8 @@ class CudaBackend final : public Backend {
 /// Runs the search on the given device (gpu_search.cu), on `context` when given (searches
 /// that share one must not overlap).
 Neighbors gpu_search(const SearchRequest& request, const BackendOptions& options, int device, GpuContext* context = nullptr);
-/// One small product in each compute type the search uses (warm_products.cu): cuBLAS's set-up,
-/// which its first product pays, done by the backend's warm-up.
+/// One small product of each kind the search takes (warm_products.cu), so that their kernels are
+/// loaded by the backend's warm-up rather than by the first search.
 void warm_products(GpuContext& ctx);
 /// Votes with more classes than this run on the host: the GPU keeps running sums per class.
 constexpr std::size_t kMaxGpuClasses = 64;

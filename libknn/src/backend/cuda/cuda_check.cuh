@@ -1,7 +1,6 @@
 #pragma once
-// Checked CUDA, cuBLAS and knn::prim calls: each failure becomes a knn::Error naming the call, and
+// Checked CUDA and knn::prim calls: each failure becomes a knn::Error naming the call, and
 // running out of device memory a GpuOutOfMemory, which a stage with a host path catches.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,11 +32,6 @@ class GpuOutOfMemory : public Error {
     if (e_ != cudaSuccess) fail(e_, #call);    \
   } while (0)
 #define KNN_LAUNCHED(name) KNN_CUDA(cudaGetLastError())
-
-inline void check_blas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("cuBLAS error ") + std::to_string(static_cast<int>(s)) + " in " + what);
-}
 
 inline void check_prim(const knn::prim::Status& s) {
   if (!s.ok()) throw Error(std::string("GPU primitive failed: ") + s.message + " at " + s.where);

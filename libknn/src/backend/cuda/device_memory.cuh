@@ -1,7 +1,6 @@
 #pragma once
 // Device and page-locked memory that frees itself, and the CUDA objects a backend keeps (events,
-// streams, a cuBLAS handle), each released with its owner.
-#include <cublas_v2.h>
+// streams), each released with its owner.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -66,12 +65,6 @@ struct Stream {
   cudaStream_t s = nullptr;
   Stream() { KNN_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
   ~Stream() { cudaStreamDestroy(s); }
-};
-
-struct Blas {
-  cublasHandle_t h = nullptr;
-  Blas() { check_blas(cublasCreate(&h), "cublasCreate"); }
-  ~Blas() { cublasDestroy(h); }
 };
 
 }  // namespace knn::cuda

@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
+#include "backend/cuda/tensor_ops.cuh"
 
 namespace knn::cuda {
 
@@ -74,34 +75,6 @@ __device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, fl
   const double slack = __dadd_ru(__dmul_ru(0x1p-18, __dadd_ru(scale, a)), 0x1p-99);
   const double p = __dadd_ru(__dadd_ru(__dadd_ru(static_cast<double>(tau), -__dmul_rd(static_cast<double>(qn), static_cast<double>(c))), a), slack);
   return __double2float_ru(p);
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int bytes) {
-  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int bytes) {
-  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory"); }
-
-__device__ __forceinline__ void mma_tf32(float (&c)[4], float a0, float a1, float a2, float a3, float b0, float b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
-        "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
-}
-
-// mma.sync m16n8k16 on FP16 pairs (the lower half of each register first), float accumulators.
-__device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 // The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8

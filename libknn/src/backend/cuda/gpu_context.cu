@@ -9,10 +9,11 @@ GpuContext::GpuContext(int device_id, const detail::GpuTuning& tuning_switches) 
   stream = std::make_unique<Stream>();
   select_stream = std::make_unique<Stream>();
   copy_stream = std::make_unique<Stream>();
-  blas = std::make_unique<Blas>();
   tensor_cores = split_products(device, tuning);
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  check_blas(cublasSetStream(blas->h, stream->s), "cublasSetStream");
+  int major = 0;
+  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  mma = major >= 8;
   small_k_init();
 }
 

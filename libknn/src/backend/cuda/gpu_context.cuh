@@ -1,9 +1,8 @@
 #pragma once
-// What a GPU backend keeps between its calls: the device's resources (streams, the cuBLAS handle,
-// page-locked staging, per-call temporary memory) and each algorithm's workspace, whose buffers
+// What a GPU backend keeps between its calls: the device's resources (streams, page-locked staging,
+// per-call temporary memory) and each algorithm's workspace, whose buffers
 // only grow, since making them anew costs milliseconds a search (allocating gigabytes of workspace
 // most of all). A search with a memory budget of its own starts from empty buffers.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -61,11 +60,12 @@ struct GpuContext {
   detail::GpuTuning tuning;
   // float32 products are taken from split operands on TF32 tensor cores (split_products).
   bool tensor_cores = false;
+  // TF32 tensor-core products (mma.sync): compute capability 8.0 or later.
+  bool mma = false;
   int multiprocessors = 1;  // the device's count, for the sizes of grids
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.
   std::unique_ptr<Stream> stream, select_stream;
-  std::unique_ptr<Blas> blas;
   Event product_done;
   // Queries reach the GPU through two page-locked staging buffers: the host fills one while the
   // copy engine reads the other on copy_stream, beside the product of the chunk before (a copy

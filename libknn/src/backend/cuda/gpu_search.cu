@@ -1,6 +1,6 @@
 // Exact k-nearest-neighbour search on the GPU: the tile loop (docs/architecture.md#the-gpu-search).
 //
-// Per tile of queries: (1) a cuBLAS product (fp32, or TF32 tensor cores) against all training
+// Per tile of queries: (1) a product (products.cuh: fp32, or TF32 tensor cores) against all training
 // rows gives each pair an approximate value, from which an upper and a lower bound of the defined
 // distance follow (bounds.cuh); (2) per query, tau: a value with at least k upper bounds at or
 // below it; (3) every row whose lower bound is <= tau is a candidate; (4) candidates are ranked by
@@ -8,7 +8,6 @@
 // ties included (docs/exactness.md), so the result is the CPU backend's, bit for bit, whatever the
 // precision of step (1). k up to kFastK takes small_k_select (or the fused pass, fused_collect),
 // larger k large_k_select.
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -32,6 +31,7 @@
 #include "backend/cuda/l1_sums.cuh"
 #include "backend/cuda/large_k_select.cuh"
 #include "backend/cuda/operands.cuh"
+#include "backend/cuda/products.cuh"
 #include "backend/cuda/resident_train.cuh"
 #include "backend/cuda/search_plan.cuh"
 #include "backend/cuda/small_k_select.cuh"
@@ -101,7 +101,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
   const bool need_split = split && !(prepared && prepared->split.get());
-  check_blas(cublasSetMathMode(ctx.blas->h, tf32 || split ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // TF32 tensor cores for TF32 and split operands; without them (compute capability below 8.0)
+  // float32 products, whose bound is within TF32's.
+  const ProductKind kind = (tf32 || split) && ctx.mma ? ProductKind::tf32 : ProductKind::fp32;
 
   // Queries given unscaled (SearchRequest::scaler): each chunk is scaled in device memory as it
   // arrives (scale_rows, Scaler::transform's arithmetic), and the first value that overflows is
@@ -237,11 +239,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       timer.mark(st, "upload");
       squared_norms(q_chunk, cq, d, ctx.tile.qn.get() + c0, st);
 
-      // (1) approximate values, row-major cq x n: column-major n x cq = T^T Q.
+      // (1) approximate values, row-major cq x n: Q T^T.
       if (metric == Metric::l1) {
         l1_sums(q_chunk, d_train, cq, n, d, s_chunk, st);
       } else {
-        const float one = 1.0f, zero = 0.0f;
         const float* a = d_train;
         const float* b = q_chunk;
         if (split) {
@@ -252,17 +253,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         }
         if (fused) {
           // Only the sample's products: every stride-th training row, stride * kdim floats apart.
-          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_s), static_cast<int>(cq), kdim, &one, a,
-                                  CUDA_R_32F, stride * kdim, b, CUDA_R_32F, kdim, &zero, ctx.tile.s.get() + c0 * s_pitch, CUDA_R_32F,
-                                  static_cast<int>(s_pitch), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx");
+          products(kind, ProductArgs{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch}, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
           plan = FusedPlan{b, a, d_half, kdim, kh, &sample, d_max_tn};
         } else {
-          check_blas(cublasGemmEx(ctx.blas->h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(cq), kdim, &one, a,
-                                  CUDA_R_32F, kdim, b, CUDA_R_32F, kdim, &zero, s_chunk, CUDA_R_32F, static_cast<int>(n),
-                                  tf32 || split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx");
+          products(kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }
       }
       timer.mark(st, "product");

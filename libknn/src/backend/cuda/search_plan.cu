@@ -78,7 +78,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
     return p;
   }
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // cuBLAS ldc*cols
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // products' tile count
   p.tf32 = tf32;
   p.split = split;
   p.fast = fast;

@@ -1,0 +1,35 @@
+#pragma once
+// The search's products, our own kernels: every query row against every training row, the first
+// pass that picks candidates (docs/exactness.md bounds each kind). TF32 tensor cores (mma.sync)
+// from compute capability 8.0, float32 FMA before it or when asked; no BLAS library, so a process
+// that uses the GPU loads none.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace knn::cuda {
+
+enum class ProductKind {
+  fp32,  // float32 multiply-adds: fp32_dot_bound
+  tf32,  // TF32 tensor cores on the operands' float bits: tf32_dot_bound, and split_tf32_dot_bound
+         // for split operands (whose values TF32 holds exactly)
+};
+
+/// C = Q T^T: `rows` query rows (row i at q + i * ldq) against `cols` training rows (row j at
+/// t + j * ldt), each `kdim` terms, into c (row i at c + i * ldc, floats). The terms are summed in
+/// an order of the kernel's; past kdim nothing is read.
+struct ProductArgs {
+  const float* q;
+  std::int64_t ldq;
+  const float* t;
+  std::int64_t ldt;
+  std::int64_t rows, cols;
+  int kdim;
+  float* c;
+  std::int64_t ldc;
+};
+
+/// The products, queued on st. tf32 needs compute capability 8.0 or later (GpuContext::mma).
+void products(ProductKind kind, const ProductArgs& a, cudaStream_t st);
+
+}  // namespace knn::cuda

@@ -1,0 +1,177 @@
+// The search's own products (backend/cuda/products.cuh) against a double-precision reference on
+// fresh random data: every value within its kind's rounding bound (docs/exactness.md), for
+// shapes that leave partial tiles, odd term counts, unaligned rows and a strided operand (the
+// fused path's sample), and nothing written outside the result. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arith/bounds.hpp"
+#include "backend/cuda/products.cuh"
+#include "knn/knn.hpp"
+
+namespace {
+
+#define REQUIRE_GPU()                                            \
+  do {                                                           \
+    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
+  } while (0)
+
+#define CHECK_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+struct Shape {
+  std::int64_t rows, cols;
+  int kdim;
+  std::int64_t ldq, ldt, ldc;  // row pitches in floats, at least kdim, kdim and cols
+};
+
+// A device copy of `v`, freed with it.
+struct DeviceFloats {
+  float* p = nullptr;
+  explicit DeviceFloats(const std::vector<float>& v) {
+    if (cudaMalloc(&p, v.size() * sizeof(float)) != cudaSuccess) p = nullptr;
+    else if (cudaMemcpy(p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceFloats() { cudaFree(p); }
+};
+
+void check_products(knn::cuda::ProductKind kind, const Shape& s, std::uint32_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + " x " +
+               std::to_string(s.kdim) + (kind == knn::cuda::ProductKind::tf32 ? ", tf32" : ", fp32"));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::vector<float> q(static_cast<std::size_t>(s.rows * s.ldq)), t(static_cast<std::size_t>(s.cols * s.ldt));
+  for (float& x : q) x = value(rng);
+  for (float& x : t) x = value(rng);
+  // The result is poisoned with NaN, its padding included: a value left unwritten, or written
+  // past a row's end, shows.
+  std::vector<float> c(static_cast<std::size_t>(s.rows * s.ldc), std::nanf(""));
+  DeviceFloats dq(q), dt(t), dc(c);
+  ASSERT_TRUE(dq.p && dt.p && dc.p);
+  knn::cuda::products(kind, knn::cuda::ProductArgs{dq.p, s.ldq, dt.p, s.ldt, s.rows, s.cols, s.kdim, dc.p, s.ldc}, nullptr);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const double bound = kind == knn::cuda::ProductKind::tf32 ? knn::detail::tf32_dot_bound(static_cast<std::size_t>(s.kdim))
+                                                            : knn::detail::fp32_dot_bound(static_cast<std::size_t>(s.kdim));
+  int failures = 0;
+  for (std::int64_t i = 0; i < s.rows && failures < 5; ++i) {
+    for (std::int64_t j = 0; j < s.ldc && failures < 5; ++j) {
+      const float got = c[static_cast<std::size_t>(i * s.ldc + j)];
+      if (j >= s.cols) {
+        if (!std::isnan(got)) ADD_FAILURE() << "padding (" << i << ", " << j << ") written: " << got, ++failures;
+        continue;
+      }
+      double exact = 0.0, magnitude = 0.0;
+      for (int f = 0; f < s.kdim; ++f) {
+        const double p = static_cast<double>(q[static_cast<std::size_t>(i * s.ldq + f)]) * t[static_cast<std::size_t>(j * s.ldt + f)];
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      if (!(std::fabs(got - exact) <= bound * magnitude))
+        ADD_FAILURE() << "(" << i << ", " << j << "): " << got << ", exact " << exact << ", allowed error " << bound * magnitude,
+            ++failures;
+    }
+  }
+}
+
+std::uint32_t fresh_seed() { return std::random_device{}(); }
+
+const Shape kShapes[] = {
+    {1, 1, 1, 1, 1, 1},              // one pair, one term
+    {5, 7, 3, 3, 3, 9},              // odd terms: one float at a time; padded result rows
+    {128, 128, 32, 32, 32, 128},     // exactly one tile and one stage
+    {130, 260, 33, 36, 36, 261},     // partial tiles on both sides, a partial stage; odd pitch
+    {257, 129, 784, 784, 784, 129},  // Fashion-MNIST's width
+    {300, 1000, 100, 101, 100, 1000},  // unaligned query rows
+    {200, 333, 48, 48, 3 * 48, 352},   // every third training row, as the fused path's sample
+    {64, 4100, 2352, 2352, 2352, 4100},  // split operands' width (3 x 784), many stages
+};
+
+TEST(CudaProducts, Tf32ProductsAreWithinTheirBound) {
+  REQUIRE_GPU();
+  for (const Shape& s : kShapes) check_products(knn::cuda::ProductKind::tf32, s, fresh_seed());
+}
+
+TEST(CudaProducts, Fp32ProductsAreWithinTheirBound) {
+  REQUIRE_GPU();
+  for (const Shape& s : kShapes) check_products(knn::cuda::ProductKind::fp32, s, fresh_seed());
+}
+
+// Split operands hold TF32 values only, so their TF32 product must meet float32's bound at three
+// times the terms; a kernel that dropped a term's low bits or lost one would not.
+TEST(CudaProducts, Tf32ProductsOfTf32ValuesAreFloat32Accurate) {
+  REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  const std::int64_t rows = 150, cols = 170;
+  const int kdim = 96;
+  auto tf32 = [](float x) {  // rounded to TF32 as split_tf32 does
+    std::uint32_t b;
+    std::memcpy(&b, &x, 4);
+    b = (b + 0x1000u) & 0xffffe000u;
+    std::memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> q(static_cast<std::size_t>(rows * kdim)), t(static_cast<std::size_t>(cols * kdim));
+  for (float& x : q) x = tf32(value(rng));
+  for (float& x : t) x = tf32(value(rng));
+  std::vector<float> c(static_cast<std::size_t>(rows * cols), std::nanf(""));
+  DeviceFloats dq(q), dt(t), dc(c);
+  ASSERT_TRUE(dq.p && dt.p && dc.p);
+  knn::cuda::products(knn::cuda::ProductKind::tf32, knn::cuda::ProductArgs{dq.p, kdim, dt.p, kdim, rows, cols, kdim, dc.p, cols}, nullptr);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const double bound = knn::detail::fp32_dot_bound(static_cast<std::size_t>(kdim));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int f = 0; f < kdim; ++f) {
+        const double p = static_cast<double>(q[static_cast<std::size_t>(i * kdim + f)]) * t[static_cast<std::size_t>(j * kdim + f)];
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      const float got = c[static_cast<std::size_t>(i * cols + j)];
+      ASSERT_LE(std::fabs(got - exact), bound * magnitude) << "(" << i << ", " << j << "): " << got << ", exact " << exact;
+    }
+}
+
+// The products are ours, so a GPU search maps no BLAS library: loading cuBLAS took about 0.2 s
+// of a run's start on an H100.
+TEST(CudaProducts, GpuSearchLoadsNoBlasLibrary) {
+  REQUIRE_GPU();
+  knn::BackendOptions o;
+  o.device = knn::Device::cuda;
+  knn::Matrix train(300, 20), queries(40, 20);
+  std::mt19937 rng(fresh_seed());
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (float& x : train.values) x = value(rng);
+  for (float& x : queries.values) x = value(rng);
+  for (const knn::Precision p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    o.precision = p;
+    knn::SearchRequest r;
+    r.train = &train;
+    r.queries = queries;
+    r.k = 5;
+    EXPECT_EQ(knn::search(*knn::make_backend(o), r).index.size(), 40u * 5u);
+  }
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int lines = 0;
+  while (std::getline(maps, line)) {
+    ++lines;
+    EXPECT_EQ(line.find("libcublas"), std::string::npos) << line;
+  }
+  EXPECT_GT(lines, 0);
+}
+
+}  // namespace
