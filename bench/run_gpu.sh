@@ -71,7 +71,7 @@ if has sanitize; then
   for tool in $sanitize_tools; do
     if ((SECONDS > deadline)); then note "skipped compute-sanitizer $tool: past the deadline"; continue; fi
     errors=0
-    for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend $b/tests/test_cuda_vote $b/tests/test_cuda_scale; do
+    for t in $b/tests/primitives/test_* $b/tests/test_cuda_backend $b/tests/test_cuda_vote $b/tests/test_cuda_scale $b/tests/test_cuda_products; do
       [ -x "$t" ] || continue
       case "$t" in *large* | *radix_traits*) continue ;; esac  # long, or host code only
       [ -n "${SANITIZE_ONLY:-}" ] && [[ " $SANITIZE_ONLY " != *" $(basename "$t") "* ]] && continue

@@ -219,7 +219,7 @@ Scaled load_scaled(const std::string& train_csv, const std::string& test_csv) {
 }
 
 // The GPU rows of a table: fp32 (products from split operands on TF32 tensor cores), fp32 with
-// cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), tf32 (the default
+// the float32 FMA product (KNN_GPU_SGEMM=1, read when a backend is made), tf32 (the default
 // path), tf32 with the products written (KNN_GPU_FUSED=0), tf32 with products and candidates
 // in one kernel (KNN_GPU_FUSED=1: l2 with up to 128 product terms) and that kernel on TF32
 // operands instead of its default FP16 ones (KNN_GPU_FP16=0). The last three rows are not
@@ -231,7 +231,7 @@ struct Variant {
   const char* name;
 };
 constexpr Variant kVariants[] = {{knn::Precision::fp32, nullptr, nullptr, "fp32"},
-                                 {knn::Precision::fp32, "KNN_GPU_SGEMM", "1", "fp32, cuBLAS float32 product"},
+                                 {knn::Precision::fp32, "KNN_GPU_SGEMM", "1", "fp32, float32 FMA product (KNN_GPU_SGEMM=1)"},
                                  {knn::Precision::tf32, nullptr, nullptr, "tf32"},
                                  {knn::Precision::tf32, "KNN_GPU_FUSED", "0", "tf32, products written (KNN_GPU_FUSED=0)"},
                                  {knn::Precision::tf32, "KNN_GPU_FUSED", "1", "tf32, products and candidates fused (KNN_GPU_FUSED=1)"},

@@ -102,13 +102,16 @@ __global__ void __launch_bounds__(kThreads, 2) tf32_products_kernel(ProductArgs 
       }
 #pragma unroll
       for (int j = 0; j < 8; ++j) tb[j] = *reinterpret_cast<const float4*>(ts + (j * 8 + gid) * kPitch + 4 * h);
+      // Step 0 over all 32 pieces, then step 1: an accumulator's two steps are 32 mma apart, not
+      // back to back, where the second would wait for the first's result.
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          mma_tf32(acc[i][j], qa[i][0].x, qa[i][1].x, qa[i][0].y, qa[i][1].y, tb[j].x, tb[j].y);
-          mma_tf32(acc[i][j], qa[i][0].z, qa[i][1].z, qa[i][0].w, qa[i][1].w, tb[j].z, tb[j].w);
-        }
+        for (int j = 0; j < 8; ++j) mma_tf32(acc[i][j], qa[i][0].x, qa[i][1].x, qa[i][0].y, qa[i][1].y, tb[j].x, tb[j].y);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) mma_tf32(acc[i][j], qa[i][0].z, qa[i][1].z, qa[i][0].w, qa[i][1].w, tb[j].z, tb[j].w);
     }
   }
   cp_async_wait<0>();
@@ -133,17 +136,19 @@ __global__ void __launch_bounds__(kThreads, 2) tf32_products_kernel(ProductArgs 
       }
 }
 
-// float32: 64 x 64 a block, 4 x 4 a thread, 16 terms a step, both operands kept term-major in
-// shared memory so that a thread's four values of a term are one 16-byte load.
-constexpr int kSimtTile = 64, kSimtTerms = 16;
+// float32: 128 x 128 a block of 256 threads, 8 x 8 a thread (rows 4 ty + i and 64 + 4 ty + i, the
+// same for columns with tx), 8 terms a step. Both operands are kept term-major in shared memory,
+// so that a thread's four values of a term are one 16-byte load; rows padded to 132 floats so that
+// the transposing stores of a warp fall in distinct banks.
+constexpr int kSimtTile = 128, kSimtTerms = 8, kSimtPitch = kSimtTile + 4;
 
 __global__ void __launch_bounds__(256) fp32_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
-  __shared__ __align__(16) float qs[kSimtTerms][kSimtTile];
-  __shared__ __align__(16) float ts[kSimtTerms][kSimtTile];
+  __shared__ __align__(16) float qs[kSimtTerms][kSimtPitch];
+  __shared__ __align__(16) float ts[kSimtTerms][kSimtPitch];
   const int2 tile = tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
   const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * kSimtTile, t0 = static_cast<std::int64_t>(tile.y) * kSimtTile;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  float acc[4][4] = {};
+  float acc[8][8] = {};
   for (int k0 = 0; k0 < a.kdim; k0 += kSimtTerms) {
     for (int i = threadIdx.x; i < kSimtTile * kSimtTerms; i += 256) {
       const int r = i / kSimtTerms, f = i % kSimtTerms, term = k0 + f;
@@ -153,23 +158,27 @@ __global__ void __launch_bounds__(256) fp32_products_kernel(ProductArgs a, int t
     __syncthreads();
 #pragma unroll
     for (int f = 0; f < kSimtTerms; ++f) {
-      const float4 x = *reinterpret_cast<const float4*>(&qs[f][ty * 4]);
-      const float4 y = *reinterpret_cast<const float4*>(&ts[f][tx * 4]);
-      const float xv[4] = {x.x, x.y, x.z, x.w}, yv[4] = {y.x, y.y, y.z, y.w};
+      float x[8], y[8];
+      *reinterpret_cast<float4*>(x) = *reinterpret_cast<const float4*>(&qs[f][ty * 4]);
+      *reinterpret_cast<float4*>(x + 4) = *reinterpret_cast<const float4*>(&qs[f][64 + ty * 4]);
+      *reinterpret_cast<float4*>(y) = *reinterpret_cast<const float4*>(&ts[f][tx * 4]);
+      *reinterpret_cast<float4*>(y + 4) = *reinterpret_cast<const float4*>(&ts[f][64 + tx * 4]);
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < 8; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(xv[i], yv[j], acc[i][j]);
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(x[i], y[j], acc[i][j]);
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const std::int64_t r = q0 + ty * 4 + i;
+  for (int i = 0; i < 8; ++i) {
+    const std::int64_t r = q0 + (i / 4) * 64 + ty * 4 + i % 4;
     if (r >= a.rows) continue;
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      if (t0 + tx * 4 + j < a.cols) a.c[r * a.ldc + t0 + tx * 4 + j] = acc[i][j];
+    for (int j = 0; j < 8; ++j) {
+      const std::int64_t col = t0 + (j / 4) * 64 + tx * 4 + j % 4;
+      if (col < a.cols) a.c[r * a.ldc + col] = acc[i][j];
+    }
   }
 }
 
