@@ -69,6 +69,7 @@ void KnnClassifier::save_part(detail::ModelRecord& record) const { record.classe
 void KnnClassifier::load_part(const detail::ModelRecord& record) { encoder_.fit(record.classes); }
 
 void KnnModel::load_record(const detail::ModelRecord& r, BackendOptions backend) {
+  stage_done("model file mapped and checked");
   params_ = r.params;
   params_.backend = std::move(backend);
   placement_ = detail::placement(params_.backend.comm);
@@ -79,18 +80,15 @@ void KnnModel::load_record(const detail::ModelRecord& r, BackendOptions backend)
     lo = r.rows * rank / ranks;
     hi = r.rows * (rank + 1) / ranks;
   }
-  Matrix train;
-  train.rows = hi - lo;
-  train.cols = r.cols;
   const char* rows = static_cast<const char*>(r.values) + lo * r.cols * sizeof(float);
-  const std::size_t count = train.rows * train.cols;
-  // Copied once: straight from the floats where they are aligned as floats (a mapped file's
-  // always are), else into zeroed memory.
+  const std::size_t count = (hi - lo) * r.cols;
+  // Copied once, into a Matrix (on huge pages where large): straight from the floats where they
+  // are aligned as floats (a mapped file's always are), else through memcpy.
+  Matrix train;
   if (reinterpret_cast<std::uintptr_t>(rows) % alignof(float) == 0) {
-    const auto* first = reinterpret_cast<const float*>(rows);
-    train.values.assign(first, first + count);
+    train = Matrix(hi - lo, r.cols, reinterpret_cast<const float*>(rows));
   } else {
-    train.values.resize(count);
+    train = Matrix(hi - lo, r.cols);
     if (count) std::memcpy(train.values.data(), rows, count * sizeof(float));
   }
   payload_.clear();

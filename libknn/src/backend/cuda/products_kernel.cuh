@@ -1,0 +1,166 @@
+#pragma once
+// The TF32 products kernel (products.cuh), a template over its tiling so that the benchmark
+// (bench/gpu/bench_products.cu) can time other tilings beside the one the search takes.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/products.cuh"
+#include "backend/cuda/tensor_ops.cuh"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+// A tiling: a block takes TileQ queries x TileT training rows, in warps of WarpQ x WarpT, through
+// the terms 32 at a time in `Stages` shared-memory stages: Stages - 1 are copied (cp.async) while
+// one is multiplied. A row takes 36 floats in a stage so that the 16-byte loads of a quarter warp
+// fall in distinct banks. MinBlocks: the blocks an SM must hold (it caps the registers).
+template <int TileQ_, int TileT_, int WarpQ_, int WarpT_, int Stages_, int MinBlocks_>
+struct Tf32Tiling {
+  static constexpr int TileQ = TileQ_, TileT = TileT_, WarpQ = WarpQ_, WarpT = WarpT_, Stages = Stages_, MinBlocks = MinBlocks_;
+  static constexpr int Terms = 32, Pitch = Terms + 4;
+  static constexpr int Threads = 32 * (TileQ / WarpQ) * (TileT / WarpT);
+  static constexpr int StageFloats = (TileQ + TileT) * Pitch;
+  static constexpr std::size_t SmemBytes = static_cast<std::size_t>(Stages) * StageFloats * sizeof(float);
+};
+
+// Blocks are ordered in groups of kProductGroup query tiles, each group through all training
+// tiles, so that the blocks in flight share their operands in L2 instead of each reading them
+// from memory.
+constexpr int kProductGroup = 16;
+
+// Which tiles block b takes: (query tile, training tile).
+__device__ __forceinline__ int2 product_tile_of(int b, int tiles_q, int tiles_t) {
+  const int per_group = kProductGroup * tiles_t;
+  const int group = b / per_group, first = group * kProductGroup;
+  const int in_group = b - group * per_group, width = min(kProductGroup, tiles_q - first);
+  return make_int2(first + in_group % width, in_group / width);
+}
+
+// Queues the copy of terms [k0, k0 + 32) of `count` rows (row r at src + r * ld) into a stage's
+// rows (Pitch floats apart); rows past `count` and terms past kdim are zeros. Vec: 16-byte
+// copies (src and ld multiples of 4 floats), else one float each.
+template <class T, bool Vec, int Rows>
+__device__ __forceinline__ void copy_product_rows(float* dst, const float* src, std::int64_t ld, std::int64_t count, int kdim, int k0) {
+  constexpr int words = T::Terms / 4;
+  if (Vec) {
+#pragma unroll 4
+    for (int i = threadIdx.x; i < Rows * words; i += T::Threads) {
+      const int r = i / words, f = k0 + (i % words) * 4;
+      const int bytes = r < count ? max(0, min(4, kdim - f)) * 4 : 0;
+      cp_async16(dst + r * T::Pitch + (f - k0), bytes ? src + r * ld + f : src, bytes);
+    }
+  } else {
+    for (int i = threadIdx.x; i < Rows * T::Terms; i += T::Threads) {
+      const int r = i / T::Terms, f = k0 + i % T::Terms;
+      const bool in = r < count && f < kdim;
+      cp_async4(dst + r * T::Pitch + (f - k0), in ? src + r * ld + f : src, in ? 4 : 0);
+    }
+  }
+}
+
+// The k-slots of a k-step are mapped to terms so that a lane's operands come from 16-byte loads:
+// in half h (terms 0-15 or 16-31 of the lane's share) and step s, k-slot tig is term
+// 8 tig + 4 h + 2 s of the stage and k-slot tig + 4 the term after it. A and B take the same map,
+// so the sum is over the same terms, in another order.
+template <class T, bool Vec>
+__global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
+  extern __shared__ float4 smem4[];
+  float* const smem = reinterpret_cast<float*>(smem4);
+  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
+  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
+  const float* const q = a.q + q0 * a.ldq;
+  const float* const t = a.t + t0 * a.ldt;
+  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
+  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
+  const int steps = (a.kdim + T::Terms - 1) / T::Terms;
+  const auto load = [&](int step) {
+    float* const stage = smem + (step % T::Stages) * T::StageFloats;
+    copy_product_rows<T, Vec, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
+    copy_product_rows<T, Vec, T::TileT>(stage + T::TileQ * T::Pitch, t, a.ldt, t_count, a.kdim, step * T::Terms);
+  };
+#pragma unroll
+  for (int s = 0; s < T::Stages - 1; ++s) {
+    if (s < steps) load(s);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<T::Stages - 2>();
+    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
+    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
+    cp_async_commit();
+    const float* const qs = smem + (step % T::Stages) * T::StageFloats + wq * T::Pitch + 8 * tig;
+    const float* const ts = smem + (step % T::Stages) * T::StageFloats + (T::TileQ + wt) * T::Pitch + 8 * tig;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float4 qa[MT][2], tb[NT];
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        qa[i][0] = *reinterpret_cast<const float4*>(qs + (i * 16 + gid) * T::Pitch + 4 * h);
+        qa[i][1] = *reinterpret_cast<const float4*>(qs + (i * 16 + gid + 8) * T::Pitch + 4 * h);
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) tb[j] = *reinterpret_cast<const float4*>(ts + (j * 8 + gid) * T::Pitch + 4 * h);
+      // Step 0 over all pieces, then step 1: an accumulator's two steps are MT x NT mma apart,
+      // not back to back, where the second would wait for the first's result.
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], qa[i][0].x, qa[i][1].x, qa[i][0].y, qa[i][1].y, tb[j].x, tb[j].y);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], qa[i][0].z, qa[i][1].z, qa[i][0].w, qa[i][1].w, tb[j].z, tb[j].w);
+    }
+  }
+  cp_async_wait<0>();
+
+  // Each lane holds, per 16 x 8 piece, two adjacent values of rows gid and gid + 8.
+  const bool pairs = a.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(a.c) % 8 == 0;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t r = q0 + wq + i * 16 + gid + 8 * h, col = t0 + wt + j * 8 + 2 * tig;
+        if (r >= a.rows || col >= a.cols) continue;
+        float* const out = a.c + r * a.ldc + col;
+        if (pairs && col + 1 < a.cols) {
+          *reinterpret_cast<float2*>(out) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        } else {
+          out[0] = acc[i][j][2 * h];
+          if (col + 1 < a.cols) out[1] = acc[i][j][2 * h + 1];
+        }
+      }
+}
+
+/// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0).
+template <class T>
+void launch_tf32_products(const ProductArgs& a, cudaStream_t st) {
+  const std::int64_t tiles_q = (a.rows + T::TileQ - 1) / T::TileQ, tiles_t = (a.cols + T::TileT - 1) / T::TileT;
+  // The search's tiles keep far below this (plan_search).
+  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
+  const bool vec = a.ldq % 4 == 0 && a.ldt % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.q) % 16 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(a.t) % 16 == 0;
+  const auto kernel = vec ? tf32_products_kernel<T, true> : tf32_products_kernel<T, false>;
+  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::SmemBytes)));
+  kernel<<<static_cast<unsigned>(tiles_q * tiles_t), T::Threads, T::SmemBytes, st>>>(a, static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+  KNN_LAUNCHED(tf32_products_kernel);
+}
+
+
+}  // namespace knn::cuda
