@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -145,8 +146,16 @@ TEST(CudaProducts, Tf32ProductsOfTf32ValuesAreFloat32Accurate) {
     }
 }
 
-// The products are ours, so a GPU search maps no BLAS library: loading cuBLAS took about 0.2 s
-// of a run's start on an H100.
+bool blas_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libcublas") != std::string::npos) return true;
+  return false;
+}
+
+// A short run's products are ours, so it maps no BLAS library: loading cuBLAS took about 0.2 s of
+// a run's start on an H100 (product_choice.cuh).
 TEST(CudaProducts, GpuSearchLoadsNoBlasLibrary) {
   REQUIRE_GPU();
   knn::BackendOptions o;
@@ -164,14 +173,41 @@ TEST(CudaProducts, GpuSearchLoadsNoBlasLibrary) {
     r.k = 5;
     EXPECT_EQ(knn::search(*knn::make_backend(o), r).index.size(), 40u * 5u);
   }
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  int lines = 0;
-  while (std::getline(maps, line)) {
-    ++lines;
-    EXPECT_EQ(line.find("libcublas"), std::string::npos) << line;
+  EXPECT_FALSE(blas_mapped());
+}
+
+// KNN_GPU_BLAS=1 takes cuBLAS's products from the first search (a long-running process's choice,
+// made early): the library is opened at run time, and the neighbours are the CPU backend's.
+TEST(CudaProducts, BlasProductsWhenAskedAnswerAsTheCpu) {
+  REQUIRE_GPU();
+  ASSERT_FALSE(blas_mapped());
+  ::setenv("KNN_GPU_BLAS", "1", 1);
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  knn::Matrix train(2000, 37), queries(300, 37);
+  for (float& x : train.values) x = value(rng);
+  for (float& x : queries.values) x = value(rng);
+  knn::BackendOptions cpu;
+  cpu.device = knn::Device::cpu;
+  for (const knn::Precision p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    for (const knn::Metric m : {knn::Metric::l2, knn::Metric::cosine}) {
+      knn::BackendOptions o;
+      o.device = knn::Device::cuda;
+      o.precision = p;
+      knn::SearchRequest r;
+      r.train = &train;
+      r.queries = queries;
+      r.k = 7;
+      r.metric = m;
+      const knn::Neighbors got = knn::search(*knn::make_backend(o), r), want = knn::search(*knn::make_backend(cpu), r);
+      EXPECT_EQ(got.index, want.index);
+      EXPECT_EQ(got.distance, want.distance);
+    }
   }
-  EXPECT_GT(lines, 0);
+  ::unsetenv("KNN_GPU_BLAS");
+  EXPECT_TRUE(blas_mapped()) << "cuBLAS was not opened: the products were ours";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ GpuTuning gpu_tuning() {
   GpuTuning t;
   t.timing = std::getenv("KNN_GPU_TIMING") != nullptr;
   t.sgemm = equals(std::getenv("KNN_GPU_SGEMM"), "1");
+  if (const char* v = std::getenv("KNN_GPU_BLAS"); v && *v) t.blas = equals(v, "1") ? 1 : 0;
   if (const char* v = std::getenv("KNN_GPU_FUSED"); v && *v) t.fused = equals(v, "1") ? 1 : 0;
   t.fp16 = !equals(std::getenv("KNN_GPU_FP16"), "0");
   if (const char* v = std::getenv("KNN_GPU_CHUNKS")) t.chunks = std::max<long long>(std::atoll(v), 1);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "backend/cuda/blas_products.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/device_memory.cuh"
 #include "backend/cuda/fused_collect.cuh"
@@ -67,6 +68,11 @@ struct GpuContext {
   // beside the product of the next. Voting runs on `stream`.
   std::unique_ptr<Stream> stream, select_stream;
   Event product_done;
+  // cuBLAS, once opened (take_products): the products' floating-point operations asked so far,
+  // and whether opening it was tried.
+  std::unique_ptr<BlasProducts> blas;
+  double product_flop = 0.0;
+  bool blas_tried = false;
   // Queries reach the GPU through two page-locked staging buffers: the host fills one while the
   // copy engine reads the other on copy_stream, beside the product of the chunk before (a copy
   // from pageable memory holds the calling thread and runs at a third of the speed).

@@ -31,6 +31,7 @@
 #include "backend/cuda/l1_sums.cuh"
 #include "backend/cuda/large_k_select.cuh"
 #include "backend/cuda/operands.cuh"
+#include "backend/cuda/product_choice.cuh"
 #include "backend/cuda/products.cuh"
 #include "backend/cuda/resident_train.cuh"
 #include "backend/cuda/search_plan.cuh"
@@ -253,11 +254,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         }
         if (fused) {
           // Only the sample's products: every stride-th training row, stride * kdim floats apart.
-          products(kind, ProductArgs{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch}, st);
+          take_products(ctx, kind, ProductArgs{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch}, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
           plan = FusedPlan{b, a, d_half, kdim, kh, &sample, d_max_tn};
         } else {
-          products(kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
+          take_products(ctx, kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }
       }
       timer.mark(st, "product");
