@@ -553,6 +553,36 @@ TEST(CudaBackend, ModelMovedToTheGpuAnswersAsTheCpu) {
   EXPECT_EQ(moved.save(), bytes);
 }
 
+// A fit while prepare_backend() is still starting the GPU scales the rows on the host meanwhile
+// (KnnModel::fit_encoded); a fit with the GPU ready scales them on the GPU. Same model, bit for
+// bit, and the same answers.
+TEST(CudaBackend, FitWhileTheGpuStartsEqualsAFitOnTheGpu) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const knn::Matrix train = knn::test::random_matrix(4000, 31, rng, -3.0f, 5.0f);
+  const knn::Matrix queries = knn::test::random_matrix(400, 31, rng, -4.0f, 6.0f);
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < train.rows; ++i) labels.push_back("c" + std::to_string(rng() % 5));
+  knn::ModelParams p;
+  p.k = 7;
+  p.scaling = knn::Scaling::minmax;
+  p.backend.device = knn::Device::cuda;
+  p.backend.threads = 3;  // options of their own, so that no earlier test's backend is taken
+  knn::prepare_backend(p.backend);
+  knn::KnnClassifier starting(p);
+  starting.fit(train, labels);
+  knn::KnnClassifier ready(p);
+  ready.fit(train, labels);
+  EXPECT_STREQ(starting.backend().name(), "cuda");
+  EXPECT_EQ(starting.save(), ready.save());
+  const knn::Neighbors a = starting.kneighbors(queries), b = ready.kneighbors(queries);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.distance, b.distance);
+  EXPECT_EQ(starting.predict(queries), ready.predict(queries));
+}
+
 TEST(CudaBackend, SweepOnTheGpuEqualsTheCpu) {
   REQUIRE_GPU();
   const auto data = knn::load_csv(std::string(KNN_SOURCE_DIR) + "/data/wine.csv", {});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/placement.hpp"
+#include "core/prepared_backend.hpp"
 #include "distributed/candidate_merge.hpp"
 #include "knn/communicator.hpp"
 #include "knn/error.hpp"
@@ -107,11 +108,25 @@ void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {
   check_k(params_.k, rows);
   // The backend scales the rows; it becomes the model's once they are scaled, so that a first fit
   // that throws leaves the model unfitted.
-  const std::shared_ptr<const Backend> backend = backend_ ? backend_ : make_backend(params_.backend);
   Scaler scaler(params_.scaling, prep.plain() ? std::vector<bool>{} : prep.one_hot_columns());
   std::shared_ptr<const PreparedTrain> prepared;
-  stage_done("backend taken for the fit");
-  train_ = placement_->fit_scaled(*backend, scaler, features, prepared);  // the GPU uploads the rows once
+  std::shared_ptr<const Backend> backend = backend_;
+  Matrix scaled;
+  if (!backend && !distributed(params_.backend.comm.get()) && detail::prepared_backend_starting(params_.backend)) {
+    // The GPU is still starting (knn-cli starts it while it reads the files): the host's cores
+    // scale the rows meanwhile, with the arithmetic every backend shares, and the GPU then takes
+    // the scaled rows, instead of scaling them itself and copying them back.
+    scaled = scaler.fit_transform(Matrix(features));
+    stage_done("training rows scaled on the host while the GPU starts");
+    backend = make_backend(params_.backend);
+    stage_done("backend taken for the fit");
+    prepared = backend->prepare(scaled);
+  } else {
+    if (!backend) backend = make_backend(params_.backend);
+    stage_done("backend taken for the fit");
+    scaled = placement_->fit_scaled(*backend, scaler, features, prepared);  // the GPU uploads the rows once
+  }
+  train_ = std::move(scaled);
   stage_done("training rows scaled and kept by the backend");
   scaler_ = std::move(scaler);
   prep_ = std::move(prep);

@@ -2,6 +2,7 @@
 // make_backend() that asks for the same.
 #include "core/prepared_backend.hpp"
 
+#include <chrono>
 #include <future>
 #include <mutex>
 
@@ -73,6 +74,13 @@ std::shared_ptr<const Backend> take_prepared_backend(const BackendOptions& optio
     ready = std::move(s.backend);
   }
   return ready.get();
+}
+
+bool prepared_backend_starting(const BackendOptions& options) {
+  Slot& s = slot();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  return s.pending && same_backend(s.options, options) &&
+         s.backend.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
 }
 
 }  // namespace detail
