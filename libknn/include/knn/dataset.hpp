@@ -127,6 +127,9 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& options, const
 /// Parses a regression target; throws knn::Error naming the file, line and label column.
 std::vector<double> numeric_targets(const Dataset& data);
 
+/// Each label of `labels` once, in no particular order.
+std::vector<std::string> distinct_labels(const std::vector<std::string>& labels);
+
 /// Class labels encoded to ids 0..C-1 in sorted order: numeric order when every label parses as
 /// a number, otherwise byte order (scikit-learn's order, which decides vote ties).
 class LabelEncoder {

@@ -13,7 +13,7 @@ class LocalPlacement final : public Placement {
   ShardRange range(const Dataset& data) const override { return {0, data.size()}; }
 
   void collective(const std::function<void()>& step) const override { step(); }
-  std::vector<std::string> label_union(std::vector<std::string> labels) const override { return labels; }
+  std::vector<std::string> label_union(const std::vector<std::string>& labels) const override { return distinct_labels(labels); }
   std::vector<int> gather(std::vector<int> mine) const override { return mine; }
   std::vector<double> gather(std::vector<double> mine) const override { return mine; }
   std::vector<float> gather(std::vector<float> mine) const override { return mine; }

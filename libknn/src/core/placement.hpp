@@ -35,8 +35,8 @@ class Placement {
   /// Runs `step`; sharded, on every rank together: a knn::Error on any rank ends every rank with
   /// it (knn::collective).
   virtual void collective(const std::function<void()>& step) const = 0;
-  /// The label texts a label encoder is fitted on: `labels`, with every other rank's.
-  virtual std::vector<std::string> label_union(std::vector<std::string> labels) const = 0;
+  /// The label texts a label encoder is fitted on: each of `labels` and of every other rank's, once.
+  virtual std::vector<std::string> label_union(const std::vector<std::string>& labels) const = 0;
   /// Every rank's values in rank order (here: `mine`).
   virtual std::vector<int> gather(std::vector<int> mine) const = 0;
   virtual std::vector<double> gather(std::vector<double> mine) const = 0;

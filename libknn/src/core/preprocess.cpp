@@ -98,14 +98,30 @@ void Preprocessor::fit(const Dataset& data, const std::vector<std::size_t>* rows
   };
 
   // Missing cells: counted over every rank; the first (in row order) named by the rank holding it.
+  // All cores: each thread counts its share of the rows and notes its first missing cell; the
+  // first of all is the one at the earliest position in `rows`.
   std::vector<long long> missing(d, 0);
-  std::size_t first_row = data.size(), first_feature = 0;
-  for (std::size_t r : rows)
-    for (std::size_t f = 0; f < d; ++f)
-      if (std::isnan(data.features(r, f))) {
-        if (first_row == data.size()) first_row = r, first_feature = f;
-        ++missing[f];
-      }
+  std::size_t first_at = rows.size(), first_feature = 0;
+#pragma omp parallel
+  {
+    std::vector<long long> mine(d, 0);
+    std::size_t my_first = rows.size(), my_feature = 0;
+#pragma omp for schedule(static) nowait
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const float* row = data.features.row(rows[i]);
+      for (std::size_t f = 0; f < d; ++f)
+        if (std::isnan(row[f])) {
+          if (my_first == rows.size()) my_first = i, my_feature = f;
+          ++mine[f];
+        }
+    }
+#pragma omp critical(knn_preprocess_missing)
+    {
+      for (std::size_t f = 0; f < d; ++f) missing[f] += mine[f];
+      if (my_first < first_at) first_at = my_first, first_feature = my_feature;
+    }
+  }
+  const std::size_t first_row = first_at < rows.size() ? rows[first_at] : data.size();
   {
     const auto all = counts(missing);
     std::fill(missing.begin(), missing.end(), 0);

@@ -21,7 +21,7 @@ class ShardedPlacement final : public Placement {
   ShardRange range(const Dataset& data) const override { return {data.row_offset, data.all_rows()}; }
 
   void collective(const std::function<void()>& step) const override { knn::collective(comm_.get(), step); }
-  std::vector<std::string> label_union(std::vector<std::string> labels) const override { return all_labels(*comm_, labels); }
+  std::vector<std::string> label_union(const std::vector<std::string>& labels) const override { return all_labels(*comm_, labels); }
   std::vector<int> gather(std::vector<int> mine) const override { return gather_all(*comm_, mine); }
   std::vector<double> gather(std::vector<double> mine) const override { return gather_all(*comm_, mine); }
   std::vector<float> gather(std::vector<float> mine) const override { return gather_all(*comm_, mine); }

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
@@ -25,10 +27,16 @@ std::vector<double> numeric_targets(const Dataset& data) {
   return y;
 }
 
+std::vector<std::string> distinct_labels(const std::vector<std::string>& labels) {
+  // Hashed first: a training file has many rows and few classes, and sorting every row's label
+  // took longer than the rest of a fit's bookkeeping.
+  const std::unordered_set<std::string_view> seen(labels.begin(), labels.end());
+  return {seen.begin(), seen.end()};
+}
+
 void LabelEncoder::fit(const std::vector<std::string>& labels) {
-  std::vector<std::string> u(labels);
+  std::vector<std::string> u = distinct_labels(labels);
   std::sort(u.begin(), u.end());
-  u.erase(std::unique(u.begin(), u.end()), u.end());
   std::vector<double> num(u.size());
   numeric_ = !u.empty();
   for (std::size_t i = 0; i < u.size() && numeric_; ++i) {
