@@ -124,7 +124,7 @@ TEST(CudaBackend, DuplicatesAndNearTies) {
 }
 
 // float32 products both ways: from split TF32 parts on tensor cores (the default where there are
-// some) and cuBLAS's float32 product (KNN_GPU_SGEMM=1, read when a backend is made), on values
+// some) and the float32 FMA product (KNN_GPU_SGEMM=1, read when a backend is made), on values
 // over six orders of magnitude and both signs, and on near-ties a float32 product cannot separate.
 TEST(CudaBackend, BothKindsOfFloat32ProductGiveTheCpuAnswer) {
   REQUIRE_GPU();
@@ -154,7 +154,7 @@ TEST(CudaBackend, BothKindsOfFloat32ProductGiveTheCpuAnswer) {
     for (const Case& c : cases)
       for (auto m : {knn::Metric::l2, knn::Metric::cosine})
         for (std::size_t k : {std::size_t{1}, std::size_t{16}, std::size_t{300}}) {
-          const std::string what = std::string(sgemm ? "cuBLAS float32" : "split TF32") + " n=" + std::to_string(c.train.rows) +
+          const std::string what = std::string(sgemm ? "float32 FMA" : "split TF32") + " n=" + std::to_string(c.train.rows) +
                                    " d=" + std::to_string(c.train.cols) + " k=" + std::to_string(k) + " " + knn::to_string(m);
           expect_identical(run(knn::Device::cuda, c.train, c.q, k, m), run(knn::Device::cpu, c.train, c.q, k, m), what);
         }
@@ -555,7 +555,8 @@ TEST(CudaBackend, ModelMovedToTheGpuAnswersAsTheCpu) {
 
 // A fit while prepare_backend() is still starting the GPU scales the rows on the host meanwhile
 // (KnnModel::fit_encoded); a fit with the GPU ready scales them on the GPU. Same model, bit for
-// bit, and the same answers.
+// bit, and the same answers. Which branch the first fit takes depends on the timing (the backend
+// is usually still starting: it was asked for just before); both must agree either way.
 TEST(CudaBackend, FitWhileTheGpuStartsEqualsAFitOnTheGpu) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();

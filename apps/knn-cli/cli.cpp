@@ -72,7 +72,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (cmd != "inspect") check_stdin_once(r);
     Settings s = read_settings(r, cmd, err);
     s.params.backend.comm = streams.comm();
-    // The GPU's start-up (its libraries, context and cuBLAS handle) runs while the model or the
+    // The GPU's start-up (the CUDA runtime, context and streams) runs while the model or the
     // CSV files are read; a model takes the backend when it is fitted, or, read from a file, once
     // the query file is read (answer_queries).
     if (cmd != "inspect") prepare_backend(s.params.backend);

@@ -94,7 +94,7 @@ class Backend {
   /// with `m` unchanged when it throws; the default runs that on the host.
   virtual void scale(const Scaler& scaler, Matrix& m) const;
   /// Gets ready to search, so that the first search does not pay for it: the GPU creates its
-  /// context, streams and cuBLAS handle (hundreds of milliseconds); the default does nothing.
+  /// context and streams and loads its kernels (hundreds of milliseconds); the default does nothing.
   virtual void warm_up() const {}
 };
 
@@ -126,7 +126,7 @@ std::shared_ptr<const Backend> make_backend(const BackendOptions& options = {});
 
 /// Starts make_backend(options) and the backend's warm_up() on a thread of its own and returns at
 /// once, so that a program can read its input meanwhile: for the GPU that is loading the plugin
-/// and its CUDA libraries and creating the context and the cuBLAS handle. The next make_backend()
+/// and the CUDA runtime and creating the context. The next make_backend()
 /// with the same device, threads, precision, memory budget and communicator takes that backend,
 /// waiting for it if need be, and its errors are thrown there. Device::cpu starts nothing.
 void prepare_backend(const BackendOptions& options);

@@ -10,7 +10,7 @@
 
 namespace knn::cuda {
 
-/// A stream, a cuBLAS handle and device buffers kept between searches (gpu_context.cuh).
+/// Streams, device buffers and (once opened) cuBLAS, kept between searches (gpu_context.cuh).
 struct GpuContext;
 std::shared_ptr<GpuContext> make_gpu_context(int device, const detail::GpuTuning& tuning);
 
@@ -33,7 +33,7 @@ class CudaBackend final : public Backend {
   /// Where the rows stay on the GPU (gpu_keeps): uploaded once, scaled and kept in device memory.
   Matrix fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const override;
   void scale(const Scaler& scaler, Matrix& m) const override;
-  /// Creates the context (streams, the cuBLAS handle, the device's attributes) and makes the
+  /// Creates the context (streams, the device's attributes) and makes the
   /// warm-up products (warm_products), whose failure it leaves to the first search to report.
   void warm_up() const override;
 

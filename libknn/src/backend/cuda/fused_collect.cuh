@@ -2,8 +2,8 @@
 // Products and candidates in one kernel (fused_collect): l2, small k, up to kFusedMaxTerms
 // product terms. A block holds the operand rows of 256 queries in shared memory, streams the
 // training rows through, takes each product on tensor cores and tests every pair's lower bound
-// against tau at once, so no product leaves the SM. tau comes first, from a cuBLAS product with
-// every stride-th training row (fused_stride()).
+// against tau at once, so no product leaves the SM. tau comes first, from a product (take_products)
+// with every stride-th training row (fused_stride()).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 

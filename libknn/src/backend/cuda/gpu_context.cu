@@ -1,5 +1,6 @@
 #include "backend/cuda/gpu_context.cuh"
 
+#include "backend/cuda/products.cuh"
 #include "backend/cuda/resident_train.cuh"
 
 namespace knn::cuda {
@@ -11,9 +12,7 @@ GpuContext::GpuContext(int device_id, const detail::GpuTuning& tuning_switches) 
   copy_stream = std::make_unique<Stream>();
   tensor_cores = split_products(device, tuning);
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  int major = 0;
-  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  mma = major >= 8;
+  mma = tf32_products_fit(device);
   small_k_init();
 }
 

@@ -61,7 +61,7 @@ struct GpuContext {
   detail::GpuTuning tuning;
   // float32 products are taken from split operands on TF32 tensor cores (split_products).
   bool tensor_cores = false;
-  // TF32 tensor-core products (mma.sync): compute capability 8.0 or later.
+  // TF32 tensor-core products (mma.sync): tf32_products_fit.
   bool mma = false;
   int multiprocessors = 1;  // the device's count, for the sizes of grids
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,

@@ -64,6 +64,13 @@ __global__ void __launch_bounds__(256) fp32_products_kernel(ProductArgs a, int t
 
 }  // namespace
 
+bool tf32_products_fit(int device) {
+  int major = 0, smem = 0;
+  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KNN_CUDA(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return major >= 8 && static_cast<std::size_t>(smem) >= SearchTiling::SmemBytes;
+}
+
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st) {
   if (a.rows <= 0 || a.cols <= 0) return;
   if (kind == ProductKind::tf32) return launch_tf32_products<SearchTiling>(a, st);

@@ -1,8 +1,9 @@
 #pragma once
 // The search's products, our own kernels: every query row against every training row, the first
 // pass that picks candidates (docs/exactness.md bounds each kind). TF32 tensor cores (mma.sync)
-// from compute capability 8.0, float32 FMA before it or when asked; no BLAS library, so a process
-// that uses the GPU loads none.
+// where the device has them and the kernel's shared memory (tf32_products_fit), float32 FMA
+// otherwise or when asked. A backend opens cuBLAS only once its products make that pay
+// (product_choice.cuh).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,7 +30,12 @@ struct ProductArgs {
   std::int64_t ldc;
 };
 
-/// The products, queued on st. tf32 needs compute capability 8.0 or later (GpuContext::mma).
+/// The products, queued on st. tf32 needs tf32_products_fit (GpuContext::mma).
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st);
+
+/// Whether `device` runs the TF32 kernel: compute capability 8.0 or later and the shared memory
+/// a block of it takes (110,592 bytes: more than cards of compute capability 8.6 and 8.9 give one
+/// block).
+bool tf32_products_fit(int device);
 
 }  // namespace knn::cuda

@@ -4,14 +4,12 @@
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fused_collect.cuh"
+#include "backend/cuda/products.cuh"
 
 namespace knn::cuda {
 
 bool split_products(int device, const detail::GpuTuning& tuning) {
-  if (tuning.sgemm) return false;
-  int major = 0;
-  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 8;
+  return !tuning.sgemm && tf32_products_fit(device);
 }
 
 void DeviceTrain::finish(bool with_split, bool with_half) {

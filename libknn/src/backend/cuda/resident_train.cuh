@@ -16,7 +16,7 @@
 namespace knn::cuda {
 
 /// Whether float32 products on `device` are taken from split operands on TF32 tensor cores
-/// (compute capability 8.0 or later, unless the tuning asks for cuBLAS's float32 product).
+/// (where the TF32 kernel runs, tf32_products_fit, unless the tuning asks for float32 products).
 bool split_products(int device, const detail::GpuTuning& tuning);
 
 // Training rows and their squared norms in device memory; for float32 searches on tensor cores,

@@ -24,7 +24,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   SearchPlan p;
   const bool tf32 = options.precision == Precision::tf32 && metric != Metric::l1;
   // float32 products from split operands on tensor cores: float32's accuracy (within a small
-  // factor) at a third of TF32's speed, several times cuBLAS's float32 product.
+  // factor) at a third of TF32's speed.
   const bool split = !tf32 && metric != Metric::l1 && tensor_cores;
   const double c = metric == Metric::l1 ? detail::fp32_l1_bound(train.cols)
                    : tf32      ? detail::tf32_dot_bound(train.cols)
@@ -46,7 +46,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const int kh = fp16_pitch(d);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
-  // same): cuBLAS takes a kernel about twice as slow for an odd count.
+  // same): cuBLAS, once a backend opens it, took a kernel about twice as slow for an odd count.
   const std::int64_t n_s_all = fused ? (n + stride - 1) / stride : n;
   const std::int64_t n_s = fused && n_s_all >= 8 ? n_s_all / 4 * 4 : n_s_all;
   // Floats from one query's products to the next: the sample's rounded up to a multiple of 32, so
@@ -78,7 +78,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
     return p;
   }
   std::int64_t tile = std::min<std::int64_t>(nq, static_cast<std::int64_t>((budget - train_bytes) / per_query));
-  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // products' tile count
+  tile = std::min<std::int64_t>(tile, std::numeric_limits<int>::max() / std::max<std::int64_t>(s_pitch, 1));  // cuBLAS's int sizes (ldc x columns), and our kernels' tile count
   p.tf32 = tf32;
   p.split = split;
   p.fast = fast;
