@@ -27,7 +27,6 @@ std::unique_ptr<BlasProducts> BlasProducts::open() {
   void* lib = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return nullptr;
   std::unique_ptr<BlasProducts> b(new BlasProducts());
-  b->library_ = lib;
   b->api_ = std::make_unique<Api>();
   Api& f = *b->api_;
   const auto find = [&](auto& fn, const char* symbol) {
@@ -45,7 +44,7 @@ std::unique_ptr<BlasProducts> BlasProducts::open() {
 
 BlasProducts::~BlasProducts() {
   if (handle_) api_->destroy(static_cast<cublasHandle_t>(handle_));
-  // The library stays loaded: unloading it while the process runs gains nothing.
+  // The library stays loaded (never dlclose'd): unloading it while the process runs gains nothing.
 }
 
 bool BlasProducts::run(ProductKind kind, const ProductArgs& a, cudaStream_t st) {

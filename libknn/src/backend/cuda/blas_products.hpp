@@ -26,7 +26,6 @@ class BlasProducts {
  private:
   struct Api;
   BlasProducts() = default;
-  void* library_ = nullptr;
   std::unique_ptr<Api> api_;
   void* handle_ = nullptr;
 };

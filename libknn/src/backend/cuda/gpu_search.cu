@@ -102,8 +102,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
   const bool need_split = split && !(prepared && prepared->split.get());
-  // TF32 tensor cores for TF32 and split operands; without them (compute capability below 8.0)
-  // float32 products, whose bound is within TF32's.
+  // TF32 tensor cores for TF32 and split operands; where the TF32 kernel does not run
+  // (tf32_products_fit), float32 products, whose bound is within TF32's.
   const ProductKind kind = (tf32 || split) && ctx.mma ? ProductKind::tf32 : ProductKind::fp32;
 
   // Queries given unscaled (SearchRequest::scaler): each chunk is scaled in device memory as it

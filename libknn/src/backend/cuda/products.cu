@@ -2,9 +2,6 @@
 // a float32 one.
 #include "backend/cuda/products.cuh"
 
-#include <algorithm>
-#include <limits>
-
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/products_kernel.cuh"
 #include "knn/error.hpp"
@@ -74,9 +71,8 @@ bool tf32_products_fit(int device) {
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st) {
   if (a.rows <= 0 || a.cols <= 0) return;
   if (kind == ProductKind::tf32) return launch_tf32_products<SearchTiling>(a, st);
-  const std::int64_t tiles_q = (a.rows + kSimtTile - 1) / kSimtTile, tiles_t = (a.cols + kSimtTile - 1) / kSimtTile;
-  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
-  fp32_products_kernel<<<static_cast<unsigned>(tiles_q * tiles_t), 256, 0, st>>>(a, static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+  const int2 tiles = product_tiles(a, kSimtTile, kSimtTile);
+  fp32_products_kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), 256, 0, st>>>(a, tiles.x, tiles.y);
   KNN_LAUNCHED(fp32_products_kernel);
 }
 

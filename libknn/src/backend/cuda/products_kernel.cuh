@@ -148,19 +148,25 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
       }
 }
 
+/// The tiles of a's shape at tile_q x tile_t a block: (query tiles, training tiles), their product
+/// the grid (one dimension, product_tile_of). The search's tiles keep far below int's range
+/// (plan_search); beyond it, an error.
+inline int2 product_tiles(const ProductArgs& a, int tile_q, int tile_t) {
+  const std::int64_t tiles_q = (a.rows + tile_q - 1) / tile_q, tiles_t = (a.cols + tile_t - 1) / tile_t;
+  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
+  return make_int2(static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+}
+
 /// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0).
 template <class T>
 void launch_tf32_products(const ProductArgs& a, cudaStream_t st) {
-  const std::int64_t tiles_q = (a.rows + T::TileQ - 1) / T::TileQ, tiles_t = (a.cols + T::TileT - 1) / T::TileT;
-  // The search's tiles keep far below this (plan_search).
-  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
+  const int2 tiles = product_tiles(a, T::TileQ, T::TileT);
   const bool vec = a.ldq % 4 == 0 && a.ldt % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.q) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(a.t) % 16 == 0;
   const auto kernel = vec ? tf32_products_kernel<T, true> : tf32_products_kernel<T, false>;
   KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::SmemBytes)));
-  kernel<<<static_cast<unsigned>(tiles_q * tiles_t), T::Threads, T::SmemBytes, st>>>(a, static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+  kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), T::Threads, T::SmemBytes, st>>>(a, tiles.x, tiles.y);
   KNN_LAUNCHED(tf32_products_kernel);
 }
-
 
 }  // namespace knn::cuda
