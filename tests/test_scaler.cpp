@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -201,4 +202,63 @@ TEST(Backend, DefaultScalingIsTheHostScaler) {
     EXPECT_EQ(e.row, 1u);
     EXPECT_EQ(e.col, 0u);
   }
+}
+
+// Large enough that the fit takes every core: the minima and maxima are the one loop's in row
+// order, a column of minimum 0 keeping its first zero's sign, for every thread count.
+TEST(Scaler, MinMaxOnEveryCoreIsTheOneLoopsBitForBit) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const knn::Matrix train = varied(300'000, rng);  // 1.5 million values
+  std::vector<double> lo(train.row(0), train.row(0) + train.cols), hi = lo;
+  for (std::size_t i = 1; i < train.rows; ++i)
+    for (std::size_t j = 0; j < train.cols; ++j) {
+      lo[j] = std::min(lo[j], static_cast<double>(train(i, j)));
+      hi[j] = std::max(hi[j], static_cast<double>(train(i, j)));
+    }
+  knn::Scaler want(knn::Scaling::minmax);
+  want.set_min_max(lo, hi);
+  const int before = omp_get_max_threads();
+  for (const int threads : {1, 2, 3, 7}) {
+    omp_set_num_threads(threads);
+    knn::Scaler got(knn::Scaling::minmax);
+    got.fit(train);
+    omp_set_num_threads(before);
+    EXPECT_TRUE(same_bits(got.offset(), want.offset())) << threads << " threads";
+    EXPECT_TRUE(same_bits(got.scale(), want.scale())) << threads << " threads";
+  }
+}
+
+// transformed() gives transform()'s values in a new matrix and its error on overflow, leaving its
+// input as it was.
+TEST(Scaler, TransformedIsTransformIntoANewMatrix) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const knn::Scaling kind : {knn::Scaling::minmax, knn::Scaling::standard, knn::Scaling::none}) {
+    for (const std::size_t rows : {std::size_t{1}, std::size_t{97}, std::size_t{300'000}}) {
+      const knn::Matrix train = varied(rows, rng);
+      knn::Scaler s(kind);
+      s.fit(train);
+      knn::Matrix want = train;
+      s.transform(want);
+      const knn::Matrix got = s.transformed(train);
+      EXPECT_EQ(got.rows, train.rows);
+      EXPECT_EQ(got.cols, train.cols);
+      EXPECT_TRUE(same_bits(got.values, want.values)) << knn::to_string(kind) << ", " << rows << " rows";
+    }
+  }
+  knn::Scaler s(knn::Scaling::minmax);
+  s.fit(make(2, 2, {0.0f, 0.0f, 1.0f, 1e-30f}));
+  const knn::Matrix q = make(3, 2, {0.5f, 0.0f, 0.5f, 3e38f, 0.5f, 3e38f});
+  try {
+    (void)s.transformed(q);
+    FAIL() << "no overflow";
+  } catch (const knn::ScaleOverflow& e) {
+    EXPECT_EQ(e.row, 1u);
+    EXPECT_EQ(e.col, 1u);
+  }
+  EXPECT_EQ(q.values, (std::vector<float>{0.5f, 0.0f, 0.5f, 3e38f, 0.5f, 3e38f}));
+  EXPECT_THROW((void)s.transformed(make(1, 3, {1, 2, 3})), knn::Error);
 }

@@ -5,6 +5,7 @@
 
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn::detail {
 
@@ -76,7 +77,9 @@ std::shared_ptr<const Backend> make_cuda_backend(const BackendOptions& options, 
     kind = NoGpu::no_driver;
     return nullptr;
   }
+  stage_done("CUDA driver library loaded");
   const Plugin& p = plugin();
+  stage_done("GPU plugin loaded");
   if (p.make == nullptr) {
     why_not = p.error;
     kind = NoGpu::unusable;

@@ -116,7 +116,8 @@ void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {
     // The GPU is still starting (knn-cli starts it while it reads the files): the host's cores
     // scale the rows meanwhile, with the arithmetic every backend shares, and the GPU then takes
     // the scaled rows, instead of scaling them itself and copying them back.
-    scaled = scaler.fit_transform(Matrix(features));
+    scaler.fit(features);
+    scaled = scaler.transformed(features);
     stage_done("training rows scaled on the host while the GPU starts");
     backend = make_backend(params_.backend);
     stage_done("backend taken for the fit");

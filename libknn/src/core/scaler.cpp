@@ -4,7 +4,10 @@
 #include <cmath>
 #include <limits>
 
+#include <omp.h>
+
 #include "arith/scaled_value.hpp"
+#include "io/page_memory.hpp"
 #include "io/text_format.hpp"
 #include "knn/error.hpp"
 
@@ -32,12 +35,31 @@ void Scaler::fit(MatrixView train) {
   scale_.assign(d, 1.0);
   if (kind_ == Scaling::none || n == 0) return;
   if (kind_ == Scaling::minmax) {
+    // On every core, with one loop's result bit for bit (a zero's sign included): each thread
+    // starts from the first row and keeps the first of equal values, and the threads' shares are
+    // merged in row order, each keeping the earlier of equal values.
     std::vector<double> lo(train.row(0), train.row(0) + d), hi = lo;
-    for (std::size_t i = 1; i < n; ++i) {
-      const float* r = train.row(i);
-      for (std::size_t j = 0; j < d; ++j) {
-        lo[j] = std::min(lo[j], static_cast<double>(r[j]));
-        hi[j] = std::max(hi[j], static_cast<double>(r[j]));
+#pragma omp parallel if (n * d >= (std::size_t{1} << 20))
+    {
+      std::vector<double> my_lo = lo, my_hi = hi;
+      bool any = false;
+#pragma omp for schedule(static) nowait
+      for (std::ptrdiff_t i = 1; i < static_cast<std::ptrdiff_t>(n); ++i) {
+        const float* r = train.row(static_cast<std::size_t>(i));
+        any = true;
+        for (std::size_t j = 0; j < d; ++j) {
+          my_lo[j] = std::min(my_lo[j], static_cast<double>(r[j]));
+          my_hi[j] = std::max(my_hi[j], static_cast<double>(r[j]));
+        }
+      }
+#pragma omp for ordered schedule(static, 1)
+      for (int t = 0; t < omp_get_num_threads(); ++t) {
+#pragma omp ordered
+        if (any)
+          for (std::size_t j = 0; j < d; ++j) {
+            lo[j] = std::min(lo[j], my_lo[j]);
+            hi[j] = std::max(hi[j], my_hi[j]);
+          }
       }
     }
     set_min_max(lo, hi);
@@ -143,35 +165,61 @@ void Scaler::fit(MatrixView train, const Communicator& comm) {
   keep_columns();
 }
 
+namespace {
+
+// Scaler::transform's arithmetic from `in` into `out` (the same rows, or other rows of the same
+// size): the first value that overflows float32 is reported, with its row and column, before
+// anything is written.
+void scale_into(MatrixView in, float* out, const std::vector<double>& offset, const std::vector<double>& scale,
+                Scaling kind) {
+  const std::size_t d = in.cols;
+  // A query far outside a tiny training range can overflow float once scaled: never a silent inf.
+  // The first such row is found after the parallel pass, then reported with its column and value.
+  std::ptrdiff_t bad_row = static_cast<std::ptrdiff_t>(in.rows);
+#pragma omp parallel for schedule(static) reduction(min : bad_row)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(in.rows); ++i) {
+    const float* r = in.row(static_cast<std::size_t>(i));
+    for (std::size_t j = 0; j < d; ++j)
+      if (!std::isfinite(arith::scaled_value(r[j], offset[j], scale[j]))) {
+        bad_row = std::min(bad_row, i);
+        break;
+      }
+  }
+  if (bad_row < static_cast<std::ptrdiff_t>(in.rows)) {
+    const auto i = static_cast<std::size_t>(bad_row);
+    for (std::size_t j = 0; j < d; ++j)
+      if (!std::isfinite(arith::scaled_value(in(i, j), offset[j], scale[j])))
+        throw ScaleOverflow(i, j, in(i, j), kind);
+  }
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(in.rows); ++i) {
+    const float* r = in.row(static_cast<std::size_t>(i));
+    float* o = out + static_cast<std::size_t>(i) * d;
+    for (std::size_t j = 0; j < d; ++j) o[j] = arith::scaled_value(r[j], offset[j], scale[j]);
+  }
+}
+
+}  // namespace
+
 void Scaler::transform(Matrix& m) const {
   if (kind_ == Scaling::none) return;
   if (m.cols != offset_.size())
     throw Error("scaler fitted on " + std::to_string(offset_.size()) + " features, given " +
                 std::to_string(m.cols));
-  const std::size_t d = m.cols;
-  // A query far outside a tiny training range can overflow float once scaled: never a silent inf.
-  // The first such row is found after the parallel pass, then reported with its column and value.
-  std::ptrdiff_t bad_row = static_cast<std::ptrdiff_t>(m.rows);
-#pragma omp parallel for schedule(static) reduction(min : bad_row)
-  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
-    const float* r = m.row(static_cast<std::size_t>(i));
-    for (std::size_t j = 0; j < d; ++j)
-      if (!std::isfinite(arith::scaled_value(r[j], offset_[j], scale_[j]))) {
-        bad_row = std::min(bad_row, i);
-        break;
-      }
-  }
-  if (bad_row < static_cast<std::ptrdiff_t>(m.rows)) {
-    const auto i = static_cast<std::size_t>(bad_row);
-    for (std::size_t j = 0; j < d; ++j)
-      if (!std::isfinite(arith::scaled_value(m(i, j), offset_[j], scale_[j])))
-        throw ScaleOverflow(i, j, m(i, j), kind_);
-  }
-#pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m.rows); ++i) {
-    float* r = m.row(static_cast<std::size_t>(i));
-    for (std::size_t j = 0; j < d; ++j) r[j] = arith::scaled_value(r[j], offset_[j], scale_[j]);
-  }
+  scale_into(m, m.values.data(), offset_, scale_, kind_);
+}
+
+Matrix Scaler::transformed(MatrixView m) const {
+  if (kind_ == Scaling::none) return Matrix(m);
+  if (m.cols != offset_.size())
+    throw Error("scaler fitted on " + std::to_string(offset_.size()) + " features, given " +
+                std::to_string(m.cols));
+  Matrix out;
+  detail::resize_prepared(out.values, m.size());  // fresh pages mapped by every thread
+  out.rows = m.rows;
+  out.cols = m.cols;
+  scale_into(m, out.values.data(), offset_, scale_, kind_);
+  return out;
 }
 
 ScaleOverflow::ScaleOverflow(std::size_t r, std::size_t c, float v, Scaling kind)

@@ -53,14 +53,16 @@ void print_stage_times(std::ostream& out) {
   const std::lock_guard<std::mutex> lock(stage_log().mutex);
   const std::vector<Mark>& marks = stage_log().marks;
   for (std::size_t i = 0; i < marks.size(); ++i) {
-    double since = -1;  // the first mark of a thread has no stage before it
+    // A thread's first mark counts from the program's first: a thread started early (the GPU's
+    // start-up) shows how long its first stage took.
+    double since = marks[i].at - marks[0].at;
     for (std::size_t j = i; j-- > 0;)
       if (marks[j].thread == marks[i].thread) {
         since = marks[i].at - marks[j].at;
         break;
       }
     char line[160];
-    std::snprintf(line, sizeof line, "stage %-28s %9.4f s  at %.6f\n", marks[i].name, since < 0 ? 0.0 : since, marks[i].at);
+    std::snprintf(line, sizeof line, "stage %-28s %9.4f s  at %.6f\n", marks[i].name, since, marks[i].at);
     out << line;
   }
 }

@@ -15,6 +15,7 @@
 #include "io/row_writer.hpp"
 #include "io/source.hpp"
 #include "knn/error.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn::detail {
 
@@ -124,6 +125,7 @@ void read_parts(const Source& src, const std::vector<std::size_t>& cut, bool ski
   }
   std::vector<float>& values = data.features.values;
   resize_prepared(values, first_row[parts] * d);
+  stage_done("CSV: matrix pages mapped");
   data.features.cols = d;
   std::vector<Dataset> part(parts);
   std::vector<PartState> state;
@@ -153,6 +155,7 @@ void read_parts(const Source& src, const std::vector<std::size_t>& cut, bool ski
   }
   for (const auto& e : error)
     if (e) std::rethrow_exception(e);
+  stage_done("CSV: rows parsed");
   std::size_t at = 0;
   for (std::size_t i = 0; i < parts; ++i) {
     Dataset& p = part[i];

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "knn/error.hpp"
+#include "knn/stage_times.hpp"
 
 namespace knn::detail {
 
@@ -64,6 +65,7 @@ void Source::map_file(int fd, std::size_t size) {
   data_ = static_cast<const char*>(m);
   size_ = size;
   if (kind_ == Kind::text) index();
+  stage_done("CSV: file mapped and indexed");
 }
 
 void Source::read_stream(int fd) {

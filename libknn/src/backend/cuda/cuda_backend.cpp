@@ -8,6 +8,7 @@
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
 #include "backend/cuda/resident_train.cuh"
+#include "knn/stage_times.hpp"
 #include "knn/vote.hpp"
 
 namespace knn {
@@ -80,6 +81,7 @@ void CudaBackend::average(const Neighbors& nb, const double* train_target, const
 
 void CudaBackend::warm_up() const {
   on_context([](GpuContext& ctx) {
+    stage_done("GPU context made");
     try {
       warm_products(ctx);
     } catch (const Error&) {
@@ -103,6 +105,7 @@ std::shared_ptr<const Backend> make_backend(const BackendOptions& options, std::
   // device": any failure means there is no usable GPU.
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
+  stage_done("CUDA driver initialised");
   if (err != cudaSuccess) {
     why_not = std::string("no usable GPU (") + cudaGetErrorString(err) + ")";
     cudaGetLastError();
