@@ -116,7 +116,9 @@ void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {
     // The GPU is still starting (knn-cli starts it while it reads the files): the host's cores
     // scale the rows meanwhile, with the arithmetic every backend shares, and the GPU then takes
     // the scaled rows, instead of scaling them itself and copying them back.
+    stage_done("fit begun (labels and columns checked)");
     scaler.fit(features);
+    stage_done("scaler fitted on the host");
     scaled = scaler.transformed(features);
     stage_done("training rows scaled on the host while the GPU starts");
     backend = make_backend(params_.backend);

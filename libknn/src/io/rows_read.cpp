@@ -178,6 +178,7 @@ void read_parts(const Source& src, const std::vector<std::size_t>& cut, bool ski
   }
   values.resize(at * d);
   data.features.rows = at;
+  stage_done("CSV: parts merged");
   if (at == 0 && !allow_empty)
     throw Error::at(src.name(), 0, 0, st.records ? "no data rows left once rows with a missing value are dropped" : "no data rows");
 }

@@ -14,8 +14,10 @@ namespace knn::cuda {
 struct GpuContext;
 
 /// Floats per piece of an upload: the two page-locked buffers take turns, so that the host's copy
-/// of one piece into page-locked memory runs beside the copy engine's upload of the other.
-constexpr std::size_t kStagePiece = std::size_t{4} << 20;
+/// of one piece into page-locked memory runs beside the copy engine's upload of the other. Small,
+/// because page-locked memory is costly to give back: a process's end took about 0.03 s longer
+/// for every 64 MiB it held (bench/RESULTS.md, 2026-11-27).
+constexpr std::size_t kStagePiece = std::size_t{1} << 20;
 
 /// count floats from host memory to dst through the page-locked staging buffers, a piece at a
 /// time (the copy engine reads page-locked memory at the bus's pace, pageable memory at a
