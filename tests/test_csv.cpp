@@ -2,6 +2,7 @@
 
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
+#include "io/column_names.hpp"
 #include "test_util.hpp"
 
 #include <filesystem>
@@ -249,6 +250,28 @@ TEST(Csv, LargeFileErrorNamesItsLine) {
       EXPECT_NE(std::string(e.what()).find("big_bad.csv:" + std::to_string(line) + ":6: not a finite number: \"1e99\""),
                 std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// The index gives match_name's answer and the next exact repeat of a name, on random headers full
+// of repeats and names that differ only in case.
+TEST(Csv, NameIndexAnswersAsMatchName) {
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<std::string> pool = {"a", "A", "b", "Pixel1", "pixel1", "PIXEL1", "", "x y", "label", "Label"};
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> names(rng() % 12);
+    for (auto& n : names) n = pool[rng() % pool.size()];
+    const knn::detail::NameIndex index(names);
+    for (const std::string& probe : pool) EXPECT_EQ(index.match(probe), knn::detail::match_name(probe, names)) << probe;
+    EXPECT_EQ(index.match("absent"), std::nullopt);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::optional<std::size_t> want;
+      for (std::size_t j = i + 1; j < names.size() && !want; ++j)
+        if (names[j] == names[i]) want = j;
+      EXPECT_EQ(index.next_same(i), want) << i;
     }
   }
 }

@@ -55,6 +55,28 @@ std::optional<std::size_t> match_name(const std::string& name, const std::vector
   return std::nullopt;
 }
 
+NameIndex::NameIndex(const std::vector<std::string>& names) : names_(&names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    exact_[names[i]].push_back(i);
+    auto [at, fresh] = folded_.try_emplace(lower(names[i]), i, 0);
+    (void)fresh;
+    ++at->second.second;
+  }
+}
+
+std::optional<std::size_t> NameIndex::match(const std::string& name) const {
+  if (const auto e = exact_.find(name); e != exact_.end()) return e->second.front();
+  if (const auto f = folded_.find(lower(name)); f != folded_.end() && f->second.second == 1) return f->second.first;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> NameIndex::next_same(std::size_t i) const {
+  const std::vector<std::size_t>& at = exact_.at((*names_)[i]);
+  const auto next = std::upper_bound(at.begin(), at.end(), i);
+  if (next == at.end()) return std::nullopt;
+  return *next;
+}
+
 std::string columns_hint(const std::string& spec, const std::vector<std::string>& names) {
   constexpr std::size_t kListed = 12;
   std::string out = " (columns: ";

@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace knn::detail {
@@ -20,6 +23,23 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
 
 /// Where `name` is among `names`: the one exact match, else the one match without regard to case.
 std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names);
+
+/// match_name over one list of names, for many lookups (a query file's hundreds of columns, each
+/// matched to the training file's): a lookup takes constant time, not a pass over the list. The
+/// list must outlive the index.
+class NameIndex {
+ public:
+  explicit NameIndex(const std::vector<std::string>& names);
+  /// match_name(name, names).
+  std::optional<std::size_t> match(const std::string& name) const;
+  /// The first position after `i` that holds names[i] exactly, if any.
+  std::optional<std::size_t> next_same(std::size_t i) const;
+
+ private:
+  const std::vector<std::string>* names_;
+  std::unordered_map<std::string_view, std::vector<std::size_t>> exact_;        // positions, ascending
+  std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> folded_;  // first position, count
+};
 
 /// " (columns: "a", "b", ...; closest: "x")": the file's columns, cut after 12, and the name
 /// nearest `spec` by edit distance without regard to case.

@@ -307,13 +307,13 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
                         "column name " + quote(train.feature_names[f]) + " appears twice, so the columns of " +
                             data.source + " cannot be matched to it by name");
     // A column that is read must not have its name twice: the second is named.
+    const NameIndex query_names(data.column_names), train_names(train.column_names);
     const auto once = [&](std::size_t c) {
-      for (std::size_t other = c + 1; other < ncols; ++other)
-        if (data.column_names[other] == data.column_names[c])
-          throw Error::at(data.source, 1, other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+      if (const auto other = query_names.next_same(c))
+        throw Error::at(data.source, 1, *other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
     };
     for (std::size_t f = 0; f < d; ++f) {
-      const auto c = match_name(train.feature_names[f], data.column_names);
+      const auto c = query_names.match(train.feature_names[f]);
       if (!c)
         throw Error::at(data.source, 1, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
                                                columns_hint(train.feature_names[f], data.column_names));
@@ -322,7 +322,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
       data.feature_columns[f] = *c;
     }
     if (train.has_labels())
-      if (const auto c = match_name(train.label_name, data.column_names); c && role[*c] == kIgnore) {
+      if (const auto c = query_names.match(train.label_name); c && role[*c] == kIgnore) {
         once(*c);
         role[*c] = kLabel;
         data.label_column = *c;
@@ -347,7 +347,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
         data.unnamed_columns.push_back(c);
         continue;
       }
-      if (!match_name(name, train.column_names))
+      if (!train_names.match(name))
         throw Error::at(data.source, 1, c + 1,
                         "column " + quote(name) + " is not a column of " + train.source + " (leave it out with " +
                             param("ignore") + ", or carry it to the output with " + param("id") + ")");
