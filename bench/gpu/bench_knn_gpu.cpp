@@ -7,6 +7,7 @@
 //   bench_knn_gpu [TRAIN_CSV TEST_CSV [--no-scaling | --fm-only | --core | --stages]]
 //     --core: Fashion-MNIST, the synthetic 10^6 x 128 set and k above 2,048 only
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
+//   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -378,6 +379,54 @@ void duplicates() {
   }
 }
 
+// Which precision is faster depends on the data as well as the shape: the tf32 pass's margin is
+// about 2^-9 of |q|^2 + |t|^2, the split pass's about 2^-22, so data whose neighbours lie close
+// compared with the rows' norms (tight clusters, few features, a large offset) gives the tf32 pass
+// more candidates to rank exactly. One table of both precisions on such data, training rows on
+// the GPU, against the CPU on 20 queries.
+void precision_choice() {
+  std::mt19937_64 rng(6);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  struct Set {
+    const char* name;
+    knn::Matrix train, q;
+  };
+  std::vector<Set> sets;
+  sets.push_back({"uniform 10^6 x 128", uniform(1000000, 128, rng), uniform(10000, 128, rng)});
+  sets.push_back({"uniform 10^6 x 4", uniform(1000000, 4, rng), uniform(10000, 4, rng)});
+  {  // 200 centres in [0, 1)^64, 1,000 rows each at a spread of 10^-3; queries near the centres
+    const knn::Matrix centres = uniform(200, 64, rng);
+    knn::Matrix x(200000, 64), q(10000, 64);
+    for (std::size_t i = 0; i < x.rows; ++i)
+      for (std::size_t j = 0; j < 64; ++j) x(i, j) = centres(i % 200, j) + 1e-3f * noise(rng);
+    for (std::size_t i = 0; i < q.rows; ++i)
+      for (std::size_t j = 0; j < 64; ++j) q(i, j) = centres((i * 7) % 200, j) + 1e-3f * noise(rng);
+    sets.push_back({"200 tight clusters, 200,000 x 64", std::move(x), std::move(q)});
+  }
+  {  // unscaled: an offset of 100 on values of spread 1
+    knn::Matrix x = uniform(200000, 32, rng), q = uniform(10000, 32, rng);
+    for (float& v : x.values) v += 100.0f;
+    for (float& v : q.values) v += 100.0f;
+    sets.push_back({"offset 100, 200,000 x 32", std::move(x), std::move(q)});
+  }
+  std::printf("\n| data, 10,000 queries | k | fp32 (ms) | tf32 (ms) | tf32 / fp32 | of 20 queries checked, neighbours differing from CPU (fp32 / tf32) |\n|---|---|---|---|---|---|\n");
+  for (const Set& set : sets)
+    for (std::size_t k : {10u, 100u}) {
+      const knn::Matrix check_q = first_rows(set.q, 20);
+      const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, set.train, check_q, k);
+      double ms[2] = {0, 0};
+      std::size_t bad[2] = {0, 0};
+      for (const knn::Precision p : {knn::Precision::fp32, knn::Precision::tf32}) {
+        const int i = p == knn::Precision::tf32;
+        const GpuRow r = gpu_row(p, set.train, true, 3, [&](const knn::Backend& b, const knn::PreparedTrain* prep) { search(b, set.train, set.q, k, prep); });
+        ms[i] = r.ms;
+        const auto b = make(knn::Device::cuda, p);
+        bad[i] = mismatches(search(*b, set.train, check_q, k), cpu, check_q.rows);
+      }
+      std::printf("| %s | %zu | %.1f | %.1f | %.2f | %zu / %zu |\n", set.name, k, ms[0], ms[1], ms[1] / ms[0], bad[0], bad[1]);
+    }
+}
+
 // Shapes up to 8 GiB of training rows run (10^6 x 1,024 is 3.8 GiB, 10^7 x 128 is 4.8 GiB):
 // 10^7 x 1,024 would be 38 GiB, more than the backend keeps on a GPU (prepare() declines more
 // than a quarter of the free memory), so it would time uploads in parts rather than this table's
@@ -469,6 +518,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     load_kernels();
+    if (argc >= 2 && std::string(argv[1]) == "--precision-choice") {
+      precision_choice();
+      return 0;
+    }
     if (argc >= 2 && std::string(argv[1]) == "--large-k") {
       large_k();
       duplicates();
