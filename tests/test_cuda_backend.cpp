@@ -89,6 +89,8 @@ TEST(CudaBackend, MatchesCpuOnRandomShapes) {
         expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, what);
         if (m != knn::Metric::l1)
           expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, what + " tf32");
+        // The default: the split pass below 16 columns, the TF32 pass from 16 on.
+        expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::automatic), cpu, what + " auto");
       }
   }
 }

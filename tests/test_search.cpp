@@ -6,6 +6,7 @@
 
 #include "knn/error.hpp"
 #include "knn/model.hpp"
+#include "backend/cuda/search_plan.cuh"
 #include "knn/search.hpp"
 #include "test_util.hpp"
 
@@ -273,4 +274,27 @@ TEST(Backend, CpuAlwaysExistsAndCudaIsExplained) {
     EXPECT_STREQ(knn::make_backend({knn::Device::automatic})->name(), "cpu");
   }
   EXPECT_THROW(knn::parse_device("tpu"), knn::Error);
+}
+
+// The default precision is chosen by the rows' columns, and "auto" names it; the GPU's plan and the
+// rows it keeps take the pass tf32_pass gives.
+TEST(Search, PrecisionAutoIsTheDefaultAndChoosesByColumns) {
+  EXPECT_EQ(knn::BackendOptions{}.precision, knn::Precision::automatic);
+  EXPECT_EQ(knn::parse_precision("auto"), knn::Precision::automatic);
+  EXPECT_EQ(knn::parse_precision("fp32"), knn::Precision::fp32);
+  EXPECT_EQ(knn::parse_precision("tf32"), knn::Precision::tf32);
+  try {
+    knn::parse_precision("fp16");
+    FAIL() << "fp16 accepted";
+  } catch (const knn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected auto, fp32 or tf32"), std::string::npos) << e.what();
+  }
+  for (std::size_t cols : {1, 4, 15}) {
+    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::automatic, cols)) << cols;
+    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::tf32, cols)) << cols;
+  }
+  for (std::size_t cols : {16, 17, 784}) {
+    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::automatic, cols)) << cols;
+    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::fp32, cols)) << cols;
+  }
 }

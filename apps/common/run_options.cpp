@@ -14,7 +14,7 @@ void add_run_options(cxxopts::Options& o) {
   o.add_options("run")
     ("device", "auto | cpu | cuda (auto: the GPU when there is one)", cxxopts::value<std::string>()->default_value("auto"), "D")
     ("threads", "CPU threads (default: all cores)", cxxopts::value<std::string>(), "N")
-    ("precision", "GPU candidate pass: fp32, or tf32 on tensor cores; results are exact either way", cxxopts::value<std::string>()->default_value("fp32"), "P")
+    ("precision", "GPU candidate pass: auto (the faster for the data's shape), fp32, or tf32 on tensor cores; results are exact either way", cxxopts::value<std::string>()->default_value("auto"), "P")
     ("gpu-memory", "MiB of GPU memory the search may use, training rows included; training sets larger than that are searched in parts (default: 80% of what is free)", cxxopts::value<std::string>(), "MIB");
   // clang-format on
 }

@@ -128,7 +128,7 @@ class VotingBase(NeighborsBase):
     """The classifier's and the regressor's parameters: the search's, and the neighbours' weights."""
 
     def __init__(self, n_neighbors=5, *, weights="uniform", metric="euclidean", scaling="none",
-                 device="auto", precision="fp32", n_jobs=None):
+                 device="auto", precision="auto", n_jobs=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.metric = metric

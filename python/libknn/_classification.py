@@ -25,8 +25,9 @@ class KNeighborsClassifier(ClassifierMixin, VotingBase):
         scales nothing, and 'none' gives its results).
     device : str, default='auto'
         'auto' (the GPU where one is usable), 'cpu' or 'cuda'. Both give the same neighbours.
-    precision : str, default='fp32'
-        The GPU's candidate pass: 'fp32' or 'tf32'; the neighbours are exact either way.
+    precision : str, default='auto'
+        The GPU's candidate pass: 'auto' (the faster for the data's shape), 'fp32' or 'tf32';
+        the neighbours are exact either way.
     n_jobs : int, default=None
         CPU threads; None or -1: every core.
 

@@ -68,7 +68,7 @@ def _splits(cv, X, y, groups, classify):
 
 
 def k_sweep(X, y, k=range(1, 51), cv=5, task=None, weights="uniform", metric="euclidean", scaling="none",
-            *, groups=None, device="auto", precision="fp32", n_jobs=None):
+            *, groups=None, device="auto", precision="auto", n_jobs=None):
     """Cross-validated scores of every k, in one pass over the folds.
 
     The k-max nearest neighbours are selected once per fold; every smaller k is a prefix of that

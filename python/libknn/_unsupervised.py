@@ -14,7 +14,7 @@ class NearestNeighbors(NeighborsBase):
     _model_type = _libknn.NearestNeighbors
 
     def __init__(self, n_neighbors=5, *, metric="euclidean", scaling="none", device="auto",
-                 precision="fp32", n_jobs=None):
+                 precision="auto", n_jobs=None):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.scaling = scaling

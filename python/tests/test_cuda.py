@@ -31,7 +31,7 @@ def assert_same_neighbours(cpu, gpu, Q, k=None):
 
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("weights", WEIGHTS)
-@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+@pytest.mark.parametrize("precision", ["auto", "fp32", "tf32"])
 def test_classifier(rng, metric, weights, precision):
     X, y = blobs(rng, 3000, 24, classes=5)
     Q, _ = blobs(rng, 700, 24, classes=5)

@@ -98,15 +98,16 @@ class Backend {
   virtual void warm_up() const {}
 };
 
-/// Arithmetic of the GPU's candidate pass. Either way the reported neighbours and distances are the
-/// exact ones: tf32 only widens the margin within which candidates are re-ranked.
-enum class Precision { fp32, tf32 };
-Precision parse_precision(const std::string& text);  // "fp32" | "tf32"
+/// Arithmetic of the GPU's candidate pass. Every choice reports the exact neighbours and distances:
+/// tf32 only widens the margin within which candidates are re-ranked. `automatic` takes the one
+/// that was faster for the shape (docs/exactness.md, "Which pass"); fp32 and tf32 force one.
+enum class Precision { automatic, fp32, tf32 };
+Precision parse_precision(const std::string& text);  // "auto" | "fp32" | "tf32"
 
 struct BackendOptions {
   Device device = Device::automatic;
   int threads = 0;  // CPU threads; 0: all cores
-  Precision precision = Precision::fp32;
+  Precision precision = Precision::automatic;
   /// GPU: bytes of device memory the search may use for its data and workspace, training rows
   /// included; 0: 80% of what is free. Queries are tiled to fit, and training rows that do not
   /// fit are searched in parts whose nearest are merged (the same answer); a budget too small

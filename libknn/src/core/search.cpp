@@ -26,9 +26,10 @@ const char* to_string(Device d) {
 }
 
 Precision parse_precision(const std::string& text) {
+  if (text == "auto") return Precision::automatic;
   if (text == "fp32") return Precision::fp32;
   if (text == "tf32") return Precision::tf32;
-  throw Error::parameter("precision", "unknown precision " + quote(text) + " (expected fp32 or tf32)");
+  throw Error::parameter("precision", "unknown precision " + quote(text) + " (expected auto, fp32 or tf32)");
 }
 
 // The host's scaler is every backend's default.

@@ -5,6 +5,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/products.cuh"
+#include "backend/cuda/search_plan.cuh"
 
 namespace knn::cuda {
 
@@ -31,14 +32,14 @@ void DeviceTrain::finish(bool with_split, bool with_half) {
 namespace {
 
 // Whether rows kept for searches with `options` keep their TF32 parts too (float32 on tensor cores).
-bool keeps_split(const BackendOptions& options, const detail::GpuTuning& tuning, int device) {
-  return options.precision == Precision::fp32 && split_products(device, tuning);
+bool keeps_split(const BackendOptions& options, std::size_t cols, const detail::GpuTuning& tuning, int device) {
+  return !tf32_pass(options.precision, cols) && split_products(device, tuning);
 }
 
 // Whether they keep their FP16 operands too: TF32 searches of the shapes where the fused pass is
 // the default for small k (2 bytes a value more, against 4 more a value for the float32 parts).
 bool keeps_half(const BackendOptions& options, std::size_t rows, std::size_t cols) {
-  return options.precision == Precision::tf32 && cols <= static_cast<std::size_t>(kFusedMaxTerms) &&
+  return tf32_pass(options.precision, cols) && cols <= static_cast<std::size_t>(kFusedMaxTerms) &&
          rows >= static_cast<std::size_t>(kFusedDefaultRows);
 }
 
@@ -50,7 +51,7 @@ bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
-  const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, tuning, device) ? 4 : 1) + rows * TrainNorms::row_bytes +
+  const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, cols, tuning, device) ? 4 : 1) + rows * TrainNorms::row_bytes +
                             (keeps_half(options, rows, cols) ? rows * fp16_pitch(static_cast<int>(cols)) * sizeof(__half) : 0);
   return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
 }
@@ -67,7 +68,7 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(GpuContext& ctx, const Matrix& 
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
                                                         const BackendOptions& options, const detail::GpuTuning& tuning, int device,
                                                         cudaStream_t st) {
-  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, tuning, device), keeps_half(options, rows, cols),
+  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, cols, tuning, device), keeps_half(options, rows, cols),
                                        st);
 }
 

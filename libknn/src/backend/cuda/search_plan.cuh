@@ -14,7 +14,7 @@ namespace knn::cuda {
 class DeviceTrain;
 
 struct SearchPlan {
-  bool tf32 = false;   // TF32 products (Precision::tf32, not l1)
+  bool tf32 = false;   // TF32 products (tf32_pass, not l1)
   bool split = false;  // float32 products from split operands on TF32 tensor cores
   bool fast = true;    // k <= kFastK: small_k_select, else large_k_select
   bool fused = false;  // fused_collect takes products and candidates in one kernel
@@ -29,6 +29,18 @@ struct SearchPlan {
   std::int64_t tile = 0;     // queries a tile
   std::size_t part_rows = 0; // nonzero: the training rows do not fit; search them this many at a time
 };
+
+/// Precision::automatic takes the TF32 pass from this many columns on, the float32 pass below:
+/// on bench_knn_gpu's data the TF32 pass was 1.4 to 1.5 times slower with 4 columns (its margin
+/// admits more candidates where neighbours lie close), level with 16, and 1.2 to 4 times faster
+/// from 64 (bench/RESULTS.md, 2026-11-27).
+constexpr std::size_t kTf32FromColumns = 16;
+
+/// Whether searches of rows with `cols` columns under `precision` take TF32 products (l2 and
+/// cosine; l1 sums have no products). The one rule the plan and the rows kept on the device share.
+constexpr bool tf32_pass(Precision precision, std::size_t cols) {
+  return precision == Precision::tf32 || (precision == Precision::automatic && cols >= kTf32FromColumns);
+}
 
 /// The plan of `req` on a device whose free memory (with what the context holds) is free_bytes,
 /// its training rows `prepared` there already or null. Throws knn::Error when the budget cannot
