@@ -276,8 +276,8 @@ TEST(Backend, CpuAlwaysExistsAndCudaIsExplained) {
   EXPECT_THROW(knn::parse_device("tpu"), knn::Error);
 }
 
-// The default precision is chosen by the rows' columns, and "auto" names it; the GPU's plan and the
-// rows it keeps take the pass tf32_pass gives.
+// The default precision is chosen by the rows' columns, and "auto" names it. (The GPU's searches
+// under it, with rows kept on the device or not, are compared with the CPU in test_cuda_backend.)
 TEST(Search, PrecisionAutoIsTheDefaultAndChoosesByColumns) {
   EXPECT_EQ(knn::BackendOptions{}.precision, knn::Precision::automatic);
   EXPECT_EQ(knn::parse_precision("auto"), knn::Precision::automatic);
@@ -290,11 +290,14 @@ TEST(Search, PrecisionAutoIsTheDefaultAndChoosesByColumns) {
     EXPECT_NE(std::string(e.what()).find("expected auto, fp32 or tf32"), std::string::npos) << e.what();
   }
   for (std::size_t cols : {1, 4, 15}) {
-    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::automatic, cols)) << cols;
-    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::tf32, cols)) << cols;
+    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::automatic, cols, true)) << cols;
+    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::tf32, cols, true)) << cols;
   }
   for (std::size_t cols : {16, 17, 784}) {
-    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::automatic, cols)) << cols;
-    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::fp32, cols)) << cols;
+    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::automatic, cols, true)) << cols;
+    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::fp32, cols, true)) << cols;
+    // Without the TF32 kernel (or with KNN_GPU_SGEMM=1) auto keeps float32 products; tf32 asks.
+    EXPECT_FALSE(knn::cuda::tf32_pass(knn::Precision::automatic, cols, false)) << cols;
+    EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::tf32, cols, false)) << cols;
   }
 }

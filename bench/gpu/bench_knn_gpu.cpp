@@ -393,7 +393,9 @@ void precision_choice() {
   };
   std::vector<Set> sets;
   sets.push_back({"uniform 10^6 x 128", uniform(1000000, 128, rng), uniform(10000, 128, rng)});
-  sets.push_back({"uniform 10^6 x 4", uniform(1000000, 4, rng), uniform(10000, 4, rng)});
+  for (const std::size_t d : {4, 8, 16, 32})
+    sets.push_back({d == 4 ? "uniform 10^6 x 4" : d == 8 ? "uniform 10^6 x 8" : d == 16 ? "uniform 10^6 x 16" : "uniform 10^6 x 32",
+                    uniform(1000000, d, rng), uniform(10000, d, rng)});
   {  // 200 centres in [0, 1)^64, 1,000 rows each at a spread of 10^-3; queries near the centres
     const knn::Matrix centres = uniform(200, 64, rng);
     knn::Matrix x(200000, 64), q(10000, 64);

@@ -37,13 +37,13 @@ run() {
   echo "racecheck $name rc=$rc $(grep -E 'RACECHECK SUMMARY' /tmp/rc/$name.out | tail -1)" | tee -a "$out/racecheck_cli.txt"
 }
 q="--train /tmp/rc/train.csv --query /tmp/rc/query.csv --device cuda"
-run small_k_fp32 $cli predict $q -k 5 &
+run small_k_fp32 $cli predict $q -k 5 --precision fp32 &
 run small_k_tf32 $cli predict $q -k 5 --precision tf32 &
 run l1 $cli predict $q -k 9 --metric l1 &
 run cosine_proba $cli predict $q -k 40 --metric cosine --proba --weights distance &
 wait
 run fused env KNN_GPU_FUSED=1 $cli predict $q -k 10 --precision tf32 &
-run large_k $cli neighbors $q -k 2500 &
+run large_k $cli neighbors $q -k 2500 --precision fp32 &
 run large_k_tf32 $cli neighbors $q -k 2049 --precision tf32 &
 run tied_rows $cli neighbors --train /tmp/rc/ties.csv --query /tmp/rc/ties_query.csv -k 20 --device cuda &
 wait

@@ -49,8 +49,8 @@ class Scaler {
   void set_min_max(const std::vector<double>& lo, const std::vector<double>& hi);
   /// x -> (x - offset) / scale in double, rounded to float. Out-of-range values are not clipped.
   void transform(Matrix& m) const;
-  /// The same into a new matrix, `m` unchanged: one pass over the rows on every core, where
-  /// copying them first and scaling in place would take two.
+  /// The same into a new matrix, `m` unchanged: the scaled rows are written once, on every core,
+  /// where copying them first and scaling in place would take two passes, the copy on one core.
   Matrix transformed(MatrixView m) const;
   Matrix fit_transform(Matrix m) {
     fit(m);

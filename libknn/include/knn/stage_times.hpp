@@ -13,8 +13,9 @@ bool stage_times_on();
 void stage_done(const char* name);
 
 /// The marks in the order they were made, one line each: the stage, the seconds since the
-/// previous mark of the same thread (a thread's first: since the program's first mark), and the absolute time (seconds since the epoch, so that a
-/// harness can add the time from its exec() to the first mark).
+/// previous mark of the same thread (a thread's first: since the program's first mark), and the
+/// absolute time (seconds since the epoch, so that a harness can add the time from its exec() to
+/// the first mark).
 void print_stage_times(std::ostream& out);
 
 }  // namespace knn

@@ -35,33 +35,31 @@ void Scaler::fit(MatrixView train) {
   scale_.assign(d, 1.0);
   if (kind_ == Scaling::none || n == 0) return;
   if (kind_ == Scaling::minmax) {
-    // On every core, with one loop's result bit for bit (a zero's sign included): each thread
-    // starts from the first row and keeps the first of equal values, and the threads' shares are
-    // merged in row order, each keeping the earlier of equal values.
+    // On every core, with one loop's result bit for bit (a zero's sign included): thread t takes
+    // the t-th of equal blocks of rows 1..n-1, starting from row 0's values and keeping the first
+    // of equal values, and the blocks are merged in row order, each keeping the earlier.
     std::vector<double> lo(train.row(0), train.row(0) + d), hi = lo;
-#pragma omp parallel if (n * d >= (std::size_t{1} << 20))
+    const int threads = n * d >= (std::size_t{1} << 20) ? omp_get_max_threads() : 1;
+    std::vector<std::vector<double>> block_lo(static_cast<std::size_t>(threads), lo), block_hi = block_lo;
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
-      std::vector<double> my_lo = lo, my_hi = hi;
-      bool any = false;
-#pragma omp for schedule(static) nowait
-      for (std::ptrdiff_t i = 1; i < static_cast<std::ptrdiff_t>(n); ++i) {
-        const float* r = train.row(static_cast<std::size_t>(i));
-        any = true;
+      const auto t = static_cast<std::size_t>(omp_get_thread_num()), count = static_cast<std::size_t>(omp_get_num_threads());
+      std::vector<double>& my_lo = block_lo[t];
+      std::vector<double>& my_hi = block_hi[t];
+      const std::size_t first = 1 + (n - 1) * t / count, last = 1 + (n - 1) * (t + 1) / count;
+      for (std::size_t i = first; i < last; ++i) {
+        const float* r = train.row(i);
         for (std::size_t j = 0; j < d; ++j) {
           my_lo[j] = std::min(my_lo[j], static_cast<double>(r[j]));
           my_hi[j] = std::max(my_hi[j], static_cast<double>(r[j]));
         }
       }
-#pragma omp for ordered schedule(static, 1)
-      for (int t = 0; t < omp_get_num_threads(); ++t) {
-#pragma omp ordered
-        if (any)
-          for (std::size_t j = 0; j < d; ++j) {
-            lo[j] = std::min(lo[j], my_lo[j]);
-            hi[j] = std::max(hi[j], my_hi[j]);
-          }
-      }
     }
+    for (std::size_t t = 0; t < block_lo.size(); ++t)
+      for (std::size_t j = 0; j < d; ++j) {
+        lo[j] = std::min(lo[j], block_lo[t][j]);
+        hi[j] = std::max(hi[j], block_hi[t][j]);
+      }
     set_min_max(lo, hi);
     return;
   }

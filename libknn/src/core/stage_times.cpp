@@ -43,9 +43,9 @@ bool stage_times_on() {
 
 void stage_done(const char* name) {
   if (!stage_times_on()) return;
-  const double t = epoch_seconds();
+  // Timed under the lock, so that the marks are in time order and the first is the earliest.
   const std::lock_guard<std::mutex> lock(stage_log().mutex);
-  stage_log().marks.push_back({name, std::this_thread::get_id(), t});
+  stage_log().marks.push_back({name, std::this_thread::get_id(), epoch_seconds()});
 }
 
 void print_stage_times(std::ostream& out) {

@@ -30,6 +30,7 @@ std::optional<std::size_t> match_name(const std::string& name, const std::vector
 class NameIndex {
  public:
   explicit NameIndex(const std::vector<std::string>& names);
+  explicit NameIndex(std::vector<std::string>&&) = delete;  // it keeps views into the list
   /// match_name(name, names).
   std::optional<std::size_t> match(const std::string& name) const;
   /// The first position after `i` that holds names[i] exactly, if any.

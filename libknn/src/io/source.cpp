@@ -64,7 +64,8 @@ void Source::map_file(int fd, std::size_t size) {
   mapped_ = m;
   data_ = static_cast<const char*>(m);
   size_ = size;
-  if (kind_ == Kind::text) index();
+  if (kind_ != Kind::text) return;
+  index();
   stage_done("CSV: file mapped and indexed");
 }
 

@@ -22,7 +22,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const auto k = static_cast<std::int64_t>(req.k);
   const Metric metric = req.metric;
   SearchPlan p;
-  const bool tf32 = tf32_pass(options.precision, train.cols) && metric != Metric::l1;
+  const bool tf32 = tf32_pass(options.precision, train.cols, tensor_cores) && metric != Metric::l1;
   // float32 products from split operands on tensor cores: float32's accuracy (within a small
   // factor) at a third of TF32's speed.
   const bool split = !tf32 && metric != Metric::l1 && tensor_cores;

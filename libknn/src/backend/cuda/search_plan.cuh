@@ -30,16 +30,17 @@ struct SearchPlan {
   std::size_t part_rows = 0; // nonzero: the training rows do not fit; search them this many at a time
 };
 
-/// Precision::automatic takes the TF32 pass from this many columns on, the float32 pass below:
-/// on bench_knn_gpu's data the TF32 pass was 1.4 to 1.5 times slower with 4 columns (its margin
-/// admits more candidates where neighbours lie close), level with 16, and 1.2 to 4 times faster
-/// from 64 (bench/RESULTS.md, 2026-11-27).
+/// Precision::automatic takes the TF32 pass from this many columns on, the split float32 pass
+/// below (bench_knn_gpu --precision-choice, bench/RESULTS.md): with few columns neighbours lie
+/// close compared with the rows' norms, and the TF32 pass's wider margin admits more candidates.
 constexpr std::size_t kTf32FromColumns = 16;
 
-/// Whether searches of rows with `cols` columns under `precision` take TF32 products (l2 and
-/// cosine; l1 sums have no products). The one rule the plan and the rows kept on the device share.
-constexpr bool tf32_pass(Precision precision, std::size_t cols) {
-  return precision == Precision::tf32 || (precision == Precision::automatic && cols >= kTf32FromColumns);
+/// Whether searches of rows with `cols` columns under `precision` take the TF32 pass (l2 and
+/// cosine; l1 sums have no products), on a device whose TF32 kernel runs (`tensor_cores`:
+/// split_products) or not: without it `automatic` keeps float32 products and their narrower
+/// margin, at the same cost. The one rule the plan and the rows kept on the device share.
+constexpr bool tf32_pass(Precision precision, std::size_t cols, bool tensor_cores) {
+  return precision == Precision::tf32 || (precision == Precision::automatic && tensor_cores && cols >= kTf32FromColumns);
 }
 
 /// The plan of `req` on a device whose free memory (with what the context holds) is free_bytes,
