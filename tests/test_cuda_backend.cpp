@@ -89,7 +89,7 @@ TEST(CudaBackend, MatchesCpuOnRandomShapes) {
         expect_identical(run(knn::Device::cuda, train, q, k, m), cpu, what);
         if (m != knn::Metric::l1)
           expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::tf32), cpu, what + " tf32");
-        // The default: the split pass below 16 columns, the TF32 pass from 16 on (l1 has one pass).
+        // The default: the split pass below 8 columns, the TF32 pass from 8 on (l1 has one pass).
         if (m != knn::Metric::l1)
           expect_identical(run(knn::Device::cuda, train, q, k, m, nullptr, knn::Precision::automatic), cpu, what + " auto");
       }
@@ -127,7 +127,7 @@ TEST(CudaBackend, DuplicatesAndNearTies) {
 }
 
 // float32 products both ways: from split TF32 parts on tensor cores (precision fp32, and auto
-// below 16 columns, where there are tensor cores) and the float32 FMA product (KNN_GPU_SGEMM=1, read when a backend is made), on values
+// below 8 columns, where there are tensor cores) and the float32 FMA product (KNN_GPU_SGEMM=1, read when a backend is made), on values
 // over six orders of magnitude and both signs, and on near-ties a float32 product cannot separate.
 TEST(CudaBackend, BothKindsOfFloat32ProductGiveTheCpuAnswer) {
   REQUIRE_GPU();
@@ -526,7 +526,7 @@ TEST(CudaBackend, ModelsPredictTheSameOnRealData) {
 }
 
 // Rows kept on the device under the default precision hold the operands of the pass auto takes for
-// their columns: split parts below 16 columns, none from 16, FP16 copies for the fused pass from
+// their columns: split parts below 8 columns, none from 8, FP16 copies for the fused pass from
 // 10^6 rows. Searches of them answer as the CPU, on fresh random rows.
 TEST(CudaBackend, RowsKeptUnderPrecisionAutoAnswerAsTheCpu) {
   REQUIRE_GPU();
@@ -537,7 +537,7 @@ TEST(CudaBackend, RowsKeptUnderPrecisionAutoAnswerAsTheCpu) {
   o.device = knn::Device::cuda;
   ASSERT_EQ(o.precision, knn::Precision::automatic);
   const auto gpu = knn::make_backend(o);
-  const std::size_t shapes[][3] = {{20000, 8, 200}, {20000, 40, 200}, {1000000, 24, 64}};
+  const std::size_t shapes[][3] = {{20000, 6, 200}, {20000, 40, 200}, {1000000, 24, 64}};
   for (const auto& s : shapes) {
     const auto train = knn::test::random_matrix(s[0], s[1], rng, -2.0f, 2.0f);
     const auto q = knn::test::random_matrix(s[2], s[1], rng, -2.0f, 2.0f);

@@ -42,6 +42,16 @@ def test_classifier(rng, metric, weights, precision):
         np.testing.assert_allclose(gpu.predict_proba(Q), cpu.predict_proba(Q), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("features", [5, 8])
+def test_default_precision_on_both_sides_of_its_threshold(rng, features):
+    # precision='auto' takes the split float32 pass below 8 features, the TF32 pass from 8.
+    X, y = blobs(rng, 3000, features, classes=4)
+    Q, _ = blobs(rng, 500, features, classes=4)
+    cpu, gpu = both(libknn.KNeighborsClassifier, X, y, n_neighbors=7)
+    assert_same_neighbours(cpu, gpu, Q)
+    np.testing.assert_array_equal(gpu.predict(Q), cpu.predict(Q))
+
+
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("weights", WEIGHTS)
 @pytest.mark.parametrize("scaling", ["none", "minmax", "standard"])

@@ -33,7 +33,7 @@ struct SearchPlan {
 /// Precision::automatic takes the TF32 pass from this many columns on, the split float32 pass
 /// below (bench_knn_gpu --precision-choice, bench/RESULTS.md): with few columns neighbours lie
 /// close compared with the rows' norms, and the TF32 pass's wider margin admits more candidates.
-constexpr std::size_t kTf32FromColumns = 16;
+constexpr std::size_t kTf32FromColumns = 8;
 
 /// Whether searches of rows with `cols` columns under `precision` take the TF32 pass (l2 and
 /// cosine; l1 sums have no products), on a device whose TF32 kernel runs (`tensor_cores`:
