@@ -35,24 +35,10 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// Equal but for case, compared in place: a query file's columns are each matched against all of
-// the training file's (hundreds, for images), so no lowered copies are made.
-bool same_but_case(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return fold(x) == fold(y); });
-}
-
 }  // namespace
 
 std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names) {
-  std::optional<std::size_t> exact, folded;
-  std::size_t folded_count = 0;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name && !exact) exact = i;
-    if (same_but_case(names[i], name) && folded_count++ == 0) folded = i;
-  }
-  if (exact) return exact;
-  if (folded_count == 1) return folded;
-  return std::nullopt;
+  return NameIndex(names).match(name);
 }
 
 NameIndex::NameIndex(const std::vector<std::string>& names) : names_(&names) {

@@ -24,9 +24,9 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
 /// Where `name` is among `names`: the one exact match, else the one match without regard to case.
 std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names);
 
-/// match_name over one list of names, for many lookups (a query file's hundreds of columns, each
-/// matched to the training file's): a lookup takes constant time, not a pass over the list. The
-/// list must outlive the index.
+/// match_name's rule over one list of names, for many lookups (a query file's hundreds of
+/// columns, each matched to the training file's): a lookup takes constant time once the index is
+/// made. The list must outlive the index.
 class NameIndex {
  public:
   explicit NameIndex(const std::vector<std::string>& names);
