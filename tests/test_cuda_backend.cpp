@@ -307,9 +307,9 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 
 // Products and candidates in one kernel (l2, tensor cores, at most 128 product terms, k up to
 // 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
-// of 4 bytes), split float32 operands of up to 126 terms, FP16 ones (tf32's default) and TF32
-// ones (KNN_GPU_FP16=0) of up to 128, more queries than a block holds and a part of one, excluded
-// rows, and rows repeated so that ties cross blocks.
+// of 4 bytes), split float32 operands of up to 126 terms, FP16 ones (tf32's default, fused or
+// written) and TF32 ones (KNN_GPU_FP16=0) of up to 128, more queries than a block holds and a part
+// of one, excluded rows, and rows repeated so that ties cross blocks.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -332,7 +332,7 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
           const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
           for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
             for (const char* fp16 : {"", "0"}) {
-              if (*fp16 && (p != knn::Precision::tf32 || *fused == '0')) continue;  // only the fused TF32 pass reads it
+              if (*fp16 && p != knn::Precision::tf32) continue;  // only the TF32 pass reads it
               const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
               const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
                                        " k=" + std::to_string(k) + (exclude ? " excluded" : "") +
@@ -345,12 +345,13 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   }
 }
 
-// The fused pass's cheap test (fused_cheap_limit) and its FP16 operands' scaling
-// (fused_fp16_limits) at scales where their limits change form: norms past 2^120 (every product
-// takes the exact test), products under float's normal range (and rows under FP16's smallest
-// scaling), columns 2^-2 apart in scale (the small ones FP16 subnormals once scaled), zero rows,
-// and values near 1 whose distances differ in their last bits (rows a few ulps apart).
-TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
+// The fused pass's cheap test (fused_cheap_limit) and the FP16 operands' scaling (fp16_limits),
+// fused and written (KNN_GPU_FUSED=0, and k above 2,048, which the fused pass never takes), at
+// scales where their limits change form: norms past 2^120 (every product takes the exact test),
+// products under float's normal range (and rows under FP16's smallest scaling), columns 2^-2
+// apart in scale (the small ones FP16 subnormals once scaled), zero rows, and values near 1 whose
+// distances differ in their last bits (rows a few ulps apart).
+TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -368,17 +369,20 @@ TEST(CudaBackend, FusedCheapTestKeepsTheAnswerAtExtremeScales) {
         m->values[i] *= scale != 0.0f ? scale : std::ldexp(1.0f, -2 * static_cast<int>(i % m->cols));
     std::fill_n(train.row(5), train.cols, 0.0f);
     std::fill_n(q.row(3), q.cols, 0.0f);
-    for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
+    for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{2100}}) {
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
-      const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
-      for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
-        for (const char* fp16 : {"", "0"}) {
-          if (*fp16 && p != knn::Precision::tf32) continue;
-          const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
-          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
-                           "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
-                               " KNN_GPU_FP16=" + fp16);
-        }
+      for (const char* fused : {"1", "0"}) {
+        if (k > 2048 && *fused == '1') continue;  // the same written path as "0"
+        const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused);
+        for (auto p : {knn::Precision::fp32, knn::Precision::tf32})
+          for (const char* fp16 : {"", "0"}) {
+            if (*fp16 && p != knn::Precision::tf32) continue;
+            const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
+            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
+                             "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
+                                 " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
+          }
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 // fused path's sample), and nothing written outside the result. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -146,6 +147,71 @@ TEST(CudaProducts, Tf32ProductsOfTf32ValuesAreFloat32Accurate) {
       const float got = c[static_cast<std::size_t>(i * cols + j)];
       ASSERT_LE(std::fabs(got - exact), bound * magnitude) << "(" << i << ", " << j << "): " << got << ", exact " << exact;
     }
+}
+
+// FP16 operands (ProductKind::fp16): products of halves are exact in float, and the tensor cores
+// sum them in float, with an alignment of each k-step's 16 products to the largest that may
+// truncate (docs/exactness.md#fp16-operands): within (2 gamma_{kdim+2} + 2^-19) of the sum of
+// magnitudes of the halves' products, far below one term of these values. Shapes leave partial
+// tiles and stages, take a strided training operand (the fused path's sample) and padded rows;
+// values are spread over FP16's normal range; the result is poisoned, its padding included.
+TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
+  REQUIRE_GPU();
+  struct HalfShape {
+    std::int64_t rows, cols;
+    int kdim;
+    std::int64_t ldq, ldt, ldc;  // in halves (q, t) and floats (c)
+  };
+  const HalfShape shapes[] = {{1, 1, 8, 8, 8, 1},          {5, 7, 8, 16, 8, 9},           {128, 128, 64, 64, 64, 128},
+                              {130, 260, 72, 80, 72, 261}, {257, 129, 784, 784, 784, 129}, {200, 333, 48, 48, 3 * 48, 352},
+                              {64, 4100, 1024, 1024, 1024, 4100}};
+  for (const HalfShape& s : shapes) {
+    const std::uint32_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + " x " +
+                 std::to_string(s.kdim));
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> mantissa(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> exponent(-12, 12);
+    std::vector<__half> q(static_cast<std::size_t>(s.rows * s.ldq)), t(static_cast<std::size_t>(s.cols * s.ldt));
+    for (__half& x : q) x = __float2half_rn(std::ldexp(mantissa(rng), exponent(rng)));
+    for (__half& x : t) x = __float2half_rn(std::ldexp(mantissa(rng), exponent(rng)));
+    std::vector<float> c(static_cast<std::size_t>(s.rows * s.ldc), std::nanf(""));
+    __half *dq = nullptr, *dt = nullptr;
+    CHECK_CUDA(cudaMalloc(&dq, q.size() * sizeof(__half)));
+    CHECK_CUDA(cudaMalloc(&dt, t.size() * sizeof(__half)));
+    CHECK_CUDA(cudaMemcpy(dq, q.data(), q.size() * sizeof(__half), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dt, t.data(), t.size() * sizeof(__half), cudaMemcpyHostToDevice));
+    DeviceFloats dc(c);
+    ASSERT_TRUE(dc.p);
+    knn::cuda::ProductArgs a{nullptr, s.ldq, nullptr, s.ldt, s.rows, s.cols, s.kdim, dc.p, s.ldc};
+    a.qh = dq;
+    a.th = dt;
+    knn::cuda::products(knn::cuda::ProductKind::fp16, a, nullptr);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaFree(dq);
+    cudaFree(dt);
+    const double bound = 2.0 * knn::detail::float_gamma(static_cast<std::size_t>(s.kdim) + 2) + 0x1p-19;
+    int failures = 0;
+    for (std::int64_t i = 0; i < s.rows && failures < 5; ++i)
+      for (std::int64_t j = 0; j < s.ldc && failures < 5; ++j) {
+        const float got = c[static_cast<std::size_t>(i * s.ldc + j)];
+        if (j >= s.cols) {
+          if (!std::isnan(got)) ADD_FAILURE() << "padding (" << i << ", " << j << ") written: " << got, ++failures;
+          continue;
+        }
+        double exact = 0.0, magnitude = 0.0;
+        for (int f = 0; f < s.kdim; ++f) {
+          const double p = static_cast<double>(__half2float(q[static_cast<std::size_t>(i * s.ldq + f)])) *
+                           __half2float(t[static_cast<std::size_t>(j * s.ldt + f)]);
+          exact += p;
+          magnitude += std::fabs(p);
+        }
+        if (!(std::fabs(got - exact) <= bound * magnitude))
+          ADD_FAILURE() << "(" << i << ", " << j << "): " << got << ", exact " << exact << ", allowed error " << bound * magnitude,
+              ++failures;
+      }
+  }
 }
 
 bool blas_mapped() {

@@ -1,10 +1,12 @@
-// The search's first pass alone: our TF32 products kernel (libknn/src/backend/cuda/
-// products_kernel.cuh) at several tilings against cuBLAS's TF32 GemmEx on the same operands, at
-// the shapes the search takes (a chunk of Fashion-MNIST queries against its 60,000 training rows,
-// with 784 terms, or 2,352 for split operands; 10^6 x 128 rows). Device time by CUDA events,
-// median of 7 after one warm-up call; the largest difference from cuBLAS's values, as a check.
+// The search's first pass alone: our TF32 and FP16 products kernels (libknn/src/backend/cuda/
+// products_kernel.cuh, fp16_products_kernel.cuh) at several tilings against cuBLAS's TF32 and
+// FP16 GemmEx on the same operands, at the shapes the search takes (a chunk of Fashion-MNIST
+// queries against its 60,000 training rows, with 784 terms, or 2,352 for split operands; 10^6 x
+// 128 rows). Device time by CUDA events, median of 7 after one warm-up call; the largest
+// difference from cuBLAS's values of the same operand type, as a check.
 //
-//   bench_products [--quick]     (--quick: the search's tiling and cuBLAS only)
+//   bench_products [--quick]     (--quick: the search's tilings and cuBLAS only; without it, other
+//                                FP16 tilings too: bench/RESULTS.md holds the TF32 ones)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -17,10 +19,14 @@
 #include <string>
 #include <vector>
 
+#include <cuda_fp16.h>
+
+#include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/products_kernel.cuh"
 
 namespace {
 
+using knn::cuda::Fp16Tiling;
 using knn::cuda::ProductArgs;
 using knn::cuda::Tf32Tiling;
 
@@ -57,16 +63,22 @@ struct Shape {
   const char* name;
   long rows, cols;
   int kdim;
+  bool half;  // FP16 operands too (the TF32 pass's)
 };
 
 struct Variant {
   const char* name;
+  bool half;
   std::function<void(const ProductArgs&)> run;
 };
 
 template <class T>
 Variant tiling(const char* name) {
-  return {name, [](const ProductArgs& a) { knn::cuda::launch_tf32_products<T>(a, nullptr); }};
+  return {name, false, [](const ProductArgs& a) { knn::cuda::launch_tf32_products<T>(a, nullptr); }};
+}
+template <class T>
+Variant half_tiling(const char* name) {
+  return {name, true, [](const ProductArgs& a) { knn::cuda::launch_fp16_products<T>(a, nullptr); }};
 }
 
 }  // namespace
@@ -76,19 +88,19 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("card: %s\n\n", prop.name);
-  const Shape shapes[] = {{"Fashion-MNIST chunk, tf32", 2500, 60000, 784},
-                          {"Fashion-MNIST chunk, split operands", 2500, 60000, 2352},
-                          {"Fashion-MNIST all queries, tf32", 10000, 60000, 784},
-                          {"10^6 x 128 tile, tf32", 2147, 1000000, 128},
-                          {"10^6 x 128 tile, split operands", 2147, 1000000, 384}};
-  std::vector<Variant> variants = {tiling<Tf32Tiling<128, 128, 64, 64, 3, 2>>("128x128, 4 warps of 64x64, 3 stages (search)")};
+  const Shape shapes[] = {{"Fashion-MNIST chunk, tf32", 2500, 60000, 784, true},
+                          {"Fashion-MNIST chunk, split operands", 2500, 60000, 2352, false},
+                          {"Fashion-MNIST all queries, tf32", 10000, 60000, 784, true},
+                          {"10^6 x 128 tile, tf32", 2147, 1000000, 128, true},
+                          {"10^6 x 128 tile, split operands", 2147, 1000000, 384, false}};
+  std::vector<Variant> variants = {tiling<Tf32Tiling<128, 128, 64, 64, 3, 2>>("TF32 128x128, 4 warps of 64x64, 3 stages (search)"),
+                                   half_tiling<Fp16Tiling<128, 128, 64, 64, 3, 2>>("FP16 128x128, 4 warps of 64x64, 3 stages (search)")};
   if (!quick) {
-    variants.push_back(tiling<Tf32Tiling<128, 256, 64, 64, 3, 1>>("128x256, 8 warps of 64x64, 3 stages"));
-    variants.push_back(tiling<Tf32Tiling<256, 128, 64, 64, 3, 1>>("256x128, 8 warps of 64x64, 3 stages"));
-    variants.push_back(tiling<Tf32Tiling<128, 128, 64, 32, 3, 1>>("128x128, 8 warps of 64x32, 3 stages"));
-    variants.push_back(tiling<Tf32Tiling<128, 128, 64, 64, 4, 1>>("128x128, 4 warps of 64x64, 4 stages"));
-    variants.push_back(tiling<Tf32Tiling<64, 128, 32, 64, 4, 2>>("64x128, 4 warps of 32x64, 4 stages"));
-    variants.push_back(tiling<Tf32Tiling<128, 64, 64, 32, 4, 2>>("128x64, 4 warps of 64x32, 4 stages"));
+    variants.push_back(half_tiling<Fp16Tiling<128, 256, 64, 64, 3, 1>>("FP16 128x256, 8 warps of 64x64, 3 stages"));
+    variants.push_back(half_tiling<Fp16Tiling<256, 128, 64, 64, 3, 1>>("FP16 256x128, 8 warps of 64x64, 3 stages"));
+    variants.push_back(half_tiling<Fp16Tiling<128, 256, 64, 64, 4, 1>>("FP16 128x256, 8 warps of 64x64, 4 stages"));
+    variants.push_back(half_tiling<Fp16Tiling<128, 128, 64, 32, 3, 2>>("FP16 128x128, 8 warps of 64x32, 3 stages"));
+    variants.push_back(half_tiling<Fp16Tiling<128, 128, 64, 64, 4, 1>>("FP16 128x128, 4 warps of 64x64, 4 stages"));
   }
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
@@ -99,36 +111,58 @@ int main(int argc, char** argv) {
     std::vector<float> hq(static_cast<size_t>(s.rows) * s.kdim), ht(static_cast<size_t>(s.cols) * s.kdim);
     for (float& x : hq) x = u(rng);
     for (float& x : ht) x = u(rng);
-    float *q, *t, *c, *ref;
+    // The same values as FP16 operands (in [0, 1], no scaling needed).
+    std::vector<__half> hqh(hq.size()), hth(ht.size());
+    for (size_t i = 0; i < hq.size(); ++i) hqh[i] = __float2half_rn(hq[i]);
+    for (size_t i = 0; i < ht.size(); ++i) hth[i] = __float2half_rn(ht[i]);
+    float *q, *t, *c, *ref, *ref_half;
+    __half *qh, *th;
     const size_t out = static_cast<size_t>(s.rows) * s.cols;
     CHECK(cudaMalloc(&q, hq.size() * 4));
     CHECK(cudaMalloc(&t, ht.size() * 4));
+    CHECK(cudaMalloc(&qh, hq.size() * 2));
+    CHECK(cudaMalloc(&th, ht.size() * 2));
     CHECK(cudaMalloc(&c, out * 4));
     CHECK(cudaMalloc(&ref, out * 4));
+    CHECK(cudaMalloc(&ref_half, out * 4));
     CHECK(cudaMemcpy(q, hq.data(), hq.size() * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(t, ht.data(), ht.size() * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(qh, hqh.data(), hqh.size() * 2, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(th, hth.data(), hth.size() * 2, cudaMemcpyHostToDevice));
     const double flop = 2.0 * s.rows * s.cols * s.kdim;
     const float one = 1.0f, zero = 0.0f;
-    const double base = median_ms([&] {
-      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows), s.kdim, &one, t, CUDA_R_32F, s.kdim, q,
-                   CUDA_R_32F, s.kdim, &zero, ref, CUDA_R_32F, static_cast<int>(s.cols), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
-    });
-    std::vector<float> hr(out), hc(out);
+    const auto blas = [&](bool half, float* to) {
+      cublasSetMathMode(h, half ? CUBLAS_DEFAULT_MATH : CUBLAS_TF32_TENSOR_OP_MATH);
+      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.cols), static_cast<int>(s.rows), s.kdim, &one,
+                   half ? static_cast<const void*>(th) : t, half ? CUDA_R_16F : CUDA_R_32F, s.kdim, half ? static_cast<const void*>(qh) : q,
+                   half ? CUDA_R_16F : CUDA_R_32F, s.kdim, &zero, to, CUDA_R_32F, static_cast<int>(s.cols),
+                   half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+    };
+    const double base = median_ms([&] { blas(false, ref); });
+    std::vector<float> hr(out), hrh(out), hc(out);
     CHECK(cudaMemcpy(hr.data(), ref, out * 4, cudaMemcpyDeviceToHost));
-    std::printf("| %s: %ld x %ld x %d | time (ms) | TFLOP/s | ratio to cuBLAS | largest difference from cuBLAS |\n|---|---|---|---|---|\n", s.name,
-                s.rows, s.cols, s.kdim);
+    std::printf("| %s: %ld x %ld x %d | time (ms) | TFLOP/s | ratio to cuBLAS TF32 | largest difference from cuBLAS |\n|---|---|---|---|---|\n",
+                s.name, s.rows, s.cols, s.kdim);
     std::printf("| cuBLAS GemmEx, TF32 | %.3f | %.0f | 1.00x | |\n", base, flop / base / 1e9);
+    if (s.half) {
+      const double ms = median_ms([&] { blas(true, ref_half); });
+      CHECK(cudaMemcpy(hrh.data(), ref_half, out * 4, cudaMemcpyDeviceToHost));
+      std::printf("| cuBLAS GemmEx, FP16 | %.3f | %.0f | %.2fx | |\n", ms, flop / ms / 1e9, ms / base);
+    }
     for (const Variant& v : variants) {
+      if (v.half && !s.half) continue;
       CHECK(cudaMemset(c, 0xff, out * 4));
-      const ProductArgs a{q, s.kdim, t, s.kdim, s.rows, s.cols, s.kdim, c, s.cols};
+      ProductArgs a{q, s.kdim, t, s.kdim, s.rows, s.cols, s.kdim, c, s.cols};
+      if (v.half) a.qh = qh, a.th = th;
       const double ms = median_ms([&] { v.run(a); });
       CHECK(cudaMemcpy(hc.data(), c, out * 4, cudaMemcpyDeviceToHost));
+      const std::vector<float>& r = v.half ? hrh : hr;
       double worst = 0;
-      for (size_t i = 0; i < out; i += 97) worst = std::max(worst, std::fabs(static_cast<double>(hc[i]) - hr[i]) / std::max(1.0f, std::fabs(hr[i])));
+      for (size_t i = 0; i < out; i += 97) worst = std::max(worst, std::fabs(static_cast<double>(hc[i]) - r[i]) / std::max(1.0f, std::fabs(r[i])));
       std::printf("| %s | %.3f | %.0f | %.2fx | %.2e |\n", v.name, ms, flop / ms / 1e9, ms / base, worst);
     }
     std::printf("\n");
-    cudaFree(q), cudaFree(t), cudaFree(c), cudaFree(ref);
+    cudaFree(q), cudaFree(t), cudaFree(qh), cudaFree(th), cudaFree(c), cudaFree(ref), cudaFree(ref_half);
   }
   cublasDestroy(h);
   return 0;

@@ -14,7 +14,7 @@ struct GpuTuning {
   bool sgemm = false;       // KNN_GPU_SGEMM=1: float32 products instead of split TF32 operands
   int blas = -1;            // KNN_GPU_BLAS: 1 cuBLAS's products from the first, 0 never, -1 once they pay (product_choice.cuh)
   int fused = -1;           // KNN_GPU_FUSED: 1 the fused pass wherever it applies, 0 never, -1 by shape
-  bool fp16 = true;         // KNN_GPU_FP16=0: the fused pass keeps TF32 operands
+  bool fp16 = true;         // KNN_GPU_FP16=0: the TF32 pass's l2 products keep TF32 operands
   std::int64_t chunks = 0;  // KNN_GPU_CHUNKS: query chunks a tile (at least 1), 0 by shape
   bool vote = true;         // KNN_GPU_VOTE=0: votes and means on the host
 };

@@ -51,14 +51,18 @@ bool BlasProducts::run(ProductKind kind, const ProductArgs& a, cudaStream_t st) 
   constexpr std::int64_t most = std::numeric_limits<int>::max();
   if (a.rows > most || a.cols > most || a.ldq > most || a.ldt > most || a.ldc > most) return false;
   const auto h = static_cast<cublasHandle_t>(handle_);
-  const bool tf32 = kind == ProductKind::tf32;
+  const bool tf32 = kind == ProductKind::tf32, half = kind == ProductKind::fp16;
   if (api_->set_stream(h, st) != CUBLAS_STATUS_SUCCESS ||
       api_->set_math_mode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)
     return false;
-  // Row-major rows x cols = column-major cols x rows: T^T Q in cuBLAS's terms.
+  // Row-major rows x cols = column-major cols x rows: T^T Q in cuBLAS's terms. FP16 operands are
+  // multiplied exactly and summed in float (CUBLAS_COMPUTE_32F), as our kernel does.
   const float one = 1.0f, zero = 0.0f;
-  return api_->gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(a.cols), static_cast<int>(a.rows), a.kdim, &one, a.t, CUDA_R_32F,
-                    static_cast<int>(a.ldt), a.q, CUDA_R_32F, static_cast<int>(a.ldq), &zero, a.c, CUDA_R_32F, static_cast<int>(a.ldc),
+  const cudaDataType in = half ? CUDA_R_16F : CUDA_R_32F;
+  const void* t = half ? static_cast<const void*>(a.th) : a.t;
+  const void* q = half ? static_cast<const void*>(a.qh) : a.q;
+  return api_->gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(a.cols), static_cast<int>(a.rows), a.kdim, &one, t, in,
+                    static_cast<int>(a.ldt), q, in, static_cast<int>(a.ldq), &zero, a.c, CUDA_R_32F, static_cast<int>(a.ldc),
                     tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
 }
 

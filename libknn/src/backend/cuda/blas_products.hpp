@@ -1,8 +1,8 @@
 #pragma once
 // cuBLAS's products, opened at run time: the plugin does not link cuBLAS, so that a run whose
 // products are few never loads it (about 0.2 s of start-up on an H100). A backend whose products
-// have cost more than that load would save opens it (take_products, product_choice.cu); its TF32
-// and float32 GemmEx are within the same bounds as our kernels (docs/exactness.md).
+// have cost more than that load would save opens it (take_products, product_choice.cu); its TF32,
+// FP16 and float32 GemmEx are within the same bounds as our kernels (docs/exactness.md).
 #include <cuda_runtime.h>
 
 #include <memory>

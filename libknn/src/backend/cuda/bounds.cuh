@@ -52,6 +52,11 @@ struct Bounds {
   float l2_abs_up = 0.0f;
   int d = 0;
   std::int64_t pitch = 0;  // floats from one query's values in s to the next (n, or more)
+  // FP16 products (ProductKind::fp16), per query row as qn: the factor that turns a value of s
+  // into q.t (a power of 2: exact unless the result leaves float's normal range, which the
+  // margin holds) and the absolute margin that replaces l2_abs (fp16_limits). Null otherwise.
+  const float* v_scale = nullptr;
+  const float* q_abs = nullptr;
 
   // One query's bounds, with what is constant along its row read once.
   struct Row {
@@ -64,6 +69,7 @@ struct Bounds {
     const float* tn_up;
     const float* tn_dn;
     float qn_up, qn_dn, c_up, c_dn, l2_abs_up;
+    float v_scale;  // s holds q.t / v_scale
 
     // l2's upper (Upper) or lower bound of the squared distance from v = q.t and the training
     // row's squared norm rounded the same way, in float with every operation rounded away from
@@ -73,7 +79,7 @@ struct Bounds {
     // lower -inf). Rows past the end and the excluded row are the caller's (masked()).
     template <bool Upper>
     __device__ float l2_bound(float v, float tnj) const {
-      return l2_float_bound<Upper>(v, Upper ? qn_up : qn_dn, tnj, Upper ? c_up : c_dn, l2_abs_up);
+      return l2_float_bound<Upper>(v * v_scale, Upper ? qn_up : qn_dn, tnj, Upper ? c_up : c_dn, l2_abs_up);
     }
 
     // Rows past the end and the excluded row get NaN for both bounds: NaN's ordered key is above
@@ -83,6 +89,7 @@ struct Bounds {
     // Bounds of a training row from its approximate value v and squared norm tnj (masked() is
     // the caller's).
     __device__ void at(double v, double tnj, float& u, float& l) const {
+      v *= v_scale;  // exact in double
       double a, e;
       if (metric == Metric::l2) {
         const double norms = qn + tnj;
@@ -115,8 +122,9 @@ struct Bounds {
   __device__ Row row_of(int row) const {
     const double q = qn[row];
     const std::int64_t at = static_cast<std::int64_t>(row) * pitch;
-    return Row{s + at, tn, q, c, l2_abs, n, exclude ? exclude[q0 + row] : -1, metric, d, tn_up, tn_dn,
-               __double2float_ru(q), __double2float_rd(q), c_up, c_dn, l2_abs_up};
+    const float abs_up = q_abs ? q_abs[row] : l2_abs_up;
+    return Row{s + at, tn, q, c, q_abs ? abs_up : l2_abs, n, exclude ? exclude[q0 + row] : -1, metric, d, tn_up, tn_dn,
+               __double2float_ru(q), __double2float_rd(q), c_up, c_dn, abs_up, v_scale ? v_scale[row] : 1.0f};
   }
 
   __device__ void operator()(int row, std::int64_t j, float& u, float& l) const { row_of(row).bounds_at(j, u, l); }

@@ -21,15 +21,9 @@ constexpr int kFusedChunk = 32;      // product terms a chunk of a stage (the un
 constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
 constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
 
-// FP16 operands (TF32 searches, by default): the same 10 mantissa bits as TF32 at twice mma.sync's
-// rate (m16n8k16 against m16n8k8) and half the shared-memory bytes a term. Their
-// range is the catch: each query row is scaled by a power of 2 that puts its largest possible
-// value just under 2^15, the training rows by one for all of them (from the largest squared
-// norm), and fused_fp16_limits() turns what rounding to FP16 loses, subnormals included, into
-// each query's bound. A chunk holds 64 terms (32 when there are only 32), 128 bytes a row with no
+// FP16 operands (TF32 searches, by default; fp16_operands.cuh): a chunk holds 64 terms (32 when there are only 32), 128 bytes a row with no
 // padding: the 16-byte words of odd rows are swizzled (word w at w ^ 4) so that a quarter warp's
 // loads from two rows fall in distinct banks.
-constexpr int kFp16MinExponent = -40;  // rows smaller than 2^-40 are scaled as if they were that large
 
 template <bool Half>
 __host__ __device__ constexpr int fused_chunk_terms(int kp) { return Half ? (kp < 64 ? kp : 64) : kFusedChunk; }
@@ -50,7 +44,7 @@ constexpr std::size_t fused_smem_bytes(int kp) {
 struct FusedArgs {
   const float* q;   // operand rows of the tile's queries, kdim floats each
   const float* t;   // operand rows of the training set, kdim floats each
-  const __half* th; // FP16 operands: the training rows scaled (fp16_rows), kh halves each; else null
+  const __half* th; // FP16 operands: the training rows scaled (fp16_training_rows), kh halves each; else null
   int kdim;         // product terms (zero-filled up to the kernel's KP)
   int kh;           // th's row pitch: kdim rounded up to a multiple of 8
   Bounds b;        // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
@@ -102,62 +96,6 @@ __device__ __forceinline__ void fused_fill_queries(float4* qf, const float* q, i
     }
     qf[i] = make_float4(v[0], v[1], v[2], v[3]);
   }
-}
-
-// FP16 operands: the exponent e of a row's scaling from r2, an upper bound of its squared norm (so
-// of each value's square): sqrt(r2) < 2^e, so the row times 2^(15 - e) has every value under
-// 2^15 (FP16 holds up to 65,504). At least kFp16MinExponent; 128 when r2 is not finite (every
-// float is under 2^128).
-__device__ __forceinline__ int fp16_exponent(double r2) {
-  if (!(r2 < INFINITY)) return 128;
-  int e = kFp16MinExponent;
-  if (r2 > 0.0) frexp(sqrt(r2) * (1.0 + 0x1p-20), &e);
-  return min(max(e, kFp16MinExponent), 128);
-}
-
-__device__ __forceinline__ unsigned fp16_pair(float lo, float hi) {
-  return static_cast<unsigned>(__half_as_ushort(__float2half_rn(lo))) | static_cast<unsigned>(__half_as_ushort(__float2half_rn(hi))) << 16;
-}
-
-// The training rows as FP16 operands: n rows of kh halves (zeros past d), each value times
-// 2^(15 - e), e = fp16_exponent(*max_tn) (the largest squared norm, rounded up). Four halves a
-// thread.
-__global__ void fp16_rows_kernel(const float* t, std::int64_t n, int d, int kh, const float* max_tn, __half* out) {
-  const float scale = ldexpf(1.0f, 15 - fp16_exponent(*max_tn));
-  const std::int64_t groups = n * (kh / 4);
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < groups;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t j = i / (kh / 4);
-    const int f = static_cast<int>(i - j * (kh / 4)) * 4;
-    float v[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) v[e] = f + e < d ? t[j * d + f + e] * scale : 0.0f;
-    reinterpret_cast<uint2*>(out)[i] = make_uint2(fp16_pair(v[0], v[1]), fp16_pair(v[2], v[3]));
-  }
-}
-
-
-// A query's FP16 scaling, and what its products' bound must add: the query is scaled by
-// 2^(15 - e_q), the training rows by 2^(15 - e_t), so v = acc 2^g with g = e_q + e_t - 30; what
-// rounding to FP16 loses beyond TF32's relative bound is the absolute A = 2^g (h (1 + u) sqrt(d)
-// (R_q + R_t) + d h^2) with u = 2^-11, h = 2^-25, taken 1.01 times, and the bound adds 2A, the
-// unscaling's underflow and l2_abs (docs/exactness.md#fp16-operands). A query whose g leaves
-// float's range gets abs = +inf: every row is its candidate, and the second round ranks them.
-struct Fp16Limits {
-  float scale;  // 2^(15 - e_q)
-  float inv2;   // -2^(g + 1)
-  float abs;    // the bound's absolute margin, rounded up
-};
-__device__ Fp16Limits fused_fp16_limits(double qn, float max_tn, int et, int d, double l2_abs) {
-  const int eq = fp16_exponent(qn), g = eq + et - 30;
-  Fp16Limits r{ldexpf(1.0f, 15 - eq), -2.0f, INFINITY};
-  if (g < -126 || g > 120) return r;
-  r.inv2 = -ldexpf(1.0f, g + 1);
-  const double rq = sqrt(qn) * (1.0 + 0x1p-20) * ldexp(1.0, 15 - eq);
-  const double rt = sqrt(static_cast<double>(max_tn)) * (1.0 + 0x1p-20) * ldexp(1.0, 15 - et);
-  const double a = 1.01 * ldexp(0x1p-25 * (1.0 + 0x1p-11) * sqrt(static_cast<double>(d)) * (rq + rt) + d * 0x1p-50, g);
-  r.abs = __double2float_ru(2.0 * 1.001 * a + l2_abs + 0x1p-148);
-  return r;
 }
 
 // The term of a lane's first k-slot pair in k-step s with FP16 operands (chunks of CH terms): a
@@ -235,7 +173,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     if (slot < a.slot_count) {
       const int row = a.slots.row_of(slot);
       if (Half) {
-        const Fp16Limits h = fused_fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
+        const Fp16Limits h = fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
         abs_up = h.abs, scale = h.scale, inv2 = h.inv2;
       }
       q_norm[r] = __double2float_rd(b.qn[row]);
@@ -440,9 +378,7 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
   if (!half) return;
   const int kh = fp16_pitch(d);
   rows_h.resize(static_cast<std::size_t>(n) * kh);
-  fp16_rows_kernel<<<blocks_for(std::min<std::int64_t>(n * (kh / 4), std::int64_t{1} << 24), 256), 256, 0, st>>>(rows, n, d, kh, max_tn.get(),
-                                                                                                    rows_h.get());
-  KNN_LAUNCHED(fp16_rows_kernel);
+  fp16_training_rows(rows, n, d, kh, max_tn.get(), rows_h.get(), st);
 }
 
 // fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts

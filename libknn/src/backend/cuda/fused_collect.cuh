@@ -12,6 +12,7 @@
 #include "backend/cuda/bounds.cuh"
 #include "backend/cuda/candidate_slots.cuh"
 #include "backend/cuda/device_memory.cuh"
+#include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/operands.cuh"
 
 namespace knn::cuda {
@@ -20,8 +21,6 @@ namespace knn::cuda {
 // default only against kFusedDefaultRows training rows or more.
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
 constexpr std::int64_t kFusedDefaultRows = 1000000;
-// Halves an FP16 training row takes: d rounded up to 8, so that rows start 16-byte aligned.
-constexpr int fp16_pitch(int d) { return (d + 7) / 8 * 8; }
 
 /// What the fused path keeps between searches: its sample of the training rows (every stride-th:
 /// squared norms exact and rounded, the queries' excluded rows as rows of the sample), the
@@ -41,7 +40,7 @@ struct FusedWorkspace {
 struct FusedPlan {
   const float* q;    // the queries' operand rows
   const float* t;    // the training rows' operand rows
-  const __half* th;  // FP16 operands: the training rows scaled (fp16_rows), kh halves each; else null
+  const __half* th;  // FP16 operands: the training rows scaled (fp16_training_rows), kh halves each; else null
   int kdim, kh;
   // The product with every stride-th training row (its rows, norms, exclusions): the first
   // round's; null in the second, which reuses the first round's tau.
@@ -50,7 +49,7 @@ struct FusedPlan {
 };
 
 /// What the fused pass reads of the training rows besides them: their largest squared norm
-/// (rounded up) into max_tn, and with `half` their FP16 operands (fp16_rows) into rows_h; queued on
+/// (rounded up) into max_tn, and with `half` their FP16 operands (fp16_training_rows) into rows_h; queued on
 /// st, with `temp` for the reduction.
 void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
                         DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st);

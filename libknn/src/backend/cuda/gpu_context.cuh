@@ -3,6 +3,7 @@
 // per-call temporary memory) and each algorithm's workspace, whose buffers
 // only grow, since making them anew costs milliseconds a search (allocating gigabytes of workspace
 // most of all). A search with a memory budget of its own starts from empty buffers.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -20,18 +21,21 @@
 
 namespace knn::cuda {
 
-/// The tile loop's buffers: a tile's queries (and their TF32 parts, rows of [hi | hi | lo]), its
-/// products, the queries' squared norms and excluded rows, and the query scaler's parameters with
-/// the first value that overflowed (scale_rows).
+/// The tile loop's buffers: a tile's queries (and their TF32 parts, rows of [hi | hi | lo], or
+/// their FP16 rows with each row's scale and margin), its products, the queries' squared norms and
+/// excluded rows, and the query scaler's parameters with the first value that overflowed
+/// (scale_rows).
 struct TileBuffers {
   DeviceArray<float> q, q_split, s;
+  DeviceArray<__half> q_half;
+  DeviceArray<float> v_scale, q_abs;
   DeviceArray<double> qn;
   DeviceArray<std::int64_t> exclude;
   DeviceArray<double> scaler_offset, scaler_scale;
   DeviceArray<unsigned long long> scale_bad;
   template <class F>
   void for_each_buffer(F&& f) {
-    f(q), f(q_split), f(s), f(qn), f(exclude), f(scaler_offset), f(scaler_scale), f(scale_bad);
+    f(q), f(q_split), f(s), f(q_half), f(v_scale), f(q_abs), f(qn), f(exclude), f(scaler_offset), f(scaler_scale), f(scale_bad);
   }
 };
 

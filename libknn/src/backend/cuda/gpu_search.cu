@@ -25,6 +25,7 @@
 #include "arith/bounds.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/scale_rows.cuh"
@@ -102,6 +103,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
   const bool need_split = split && !(prepared && prepared->split.get());
+  // FP16 operands for the written products (the fused pass reads its own from d_half).
+  const bool half_written = fp16 && !fused;
   // TF32 tensor cores for TF32 and split operands; where the TF32 kernel does not run
   // (tf32_products_fit), float32 products, whose bound is within TF32's.
   const ProductKind kind = (tf32 || split) && ctx.mma ? ProductKind::tf32 : ProductKind::fp32;
@@ -160,6 +163,10 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     b.l2_abs_up = std::nextafter(static_cast<float>(l2_abs), INFINITY);
     b.d = d;
     b.pitch = n;
+    if (half_written) {
+      b.v_scale = ctx.tile.v_scale.get() + first_row;
+      b.q_abs = ctx.tile.q_abs.get() + first_row;
+    }
     return b;
   };
   if (req.exclude) {
@@ -179,7 +186,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     b.exclude = req.exclude ? ctx.fused.sample_exclude.get() : nullptr;
     return b;
   };
-  const float* d_max_tn = nullptr;  // the fused path's (FusedPlan)
+  const float* d_max_tn = nullptr;  // the fused path's (FusedPlan) and FP16 operands' (fp16_limits)
   const __half* d_half = nullptr;
   if (fused) {
     ctx.fused.sample_tn.resize(static_cast<std::size_t>(n_s));
@@ -188,9 +195,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     if (req.exclude) ctx.fused.sample_exclude.resize(static_cast<std::size_t>(nq));
     take_sample(d_tn, norms->up.get(), norms->dn.get(), n_s, stride, ctx.fused.sample_tn.get(), ctx.fused.sample_up.get(),
                 ctx.fused.sample_dn.get(), req.exclude ? ctx.tile.exclude.get() : nullptr, nq, ctx.fused.sample_exclude.get(), st);
-    // The largest squared norm, rounded up (fused_cheap_limit), and the FP16 operands: kept with
-    // the prepared rows, or made now.
-    if (prepared && prepared->max_tn.get()) {
+  }
+  if (fused || fp16) {
+    // The largest squared norm, rounded up (fused_cheap_limit, fp16_limits), and the FP16
+    // operands: kept with the prepared rows, or made now.
+    if (prepared && prepared->max_tn.get() && (prepared->half.get() || !fp16)) {
       d_max_tn = prepared->max_tn.get();
       d_half = prepared->half.get();
     } else {
@@ -213,6 +222,11 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const std::int64_t qt = std::min(tile, nq - q0);
     ctx.tile.q.resize(static_cast<std::size_t>(qt) * d);
     if (split) ctx.tile.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
+    if (half_written) {
+      ctx.tile.q_half.resize(static_cast<std::size_t>(qt) * kh);
+      ctx.tile.v_scale.resize(static_cast<std::size_t>(qt));
+      ctx.tile.q_abs.resize(static_cast<std::size_t>(qt));
+    }
     ctx.tile.qn.resize(static_cast<std::size_t>(qt));
     ctx.tile.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
     if (fast) fast_select_reserve(ctx, qt, k);
@@ -252,7 +266,16 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           a = d_split;
           b = q_parts;
         }
-        if (fused) {
+        if (half_written) {
+          // FP16 operands: the chunk's rows scaled, with their scales and margins (make_bounds).
+          __half* q_half = ctx.tile.q_half.get() + c0 * kh;
+          fp16_query_rows(q_chunk, ctx.tile.qn.get() + c0, cq, d, kh, d_max_tn, l2_abs, q_half, ctx.tile.v_scale.get() + c0,
+                          ctx.tile.q_abs.get() + c0, st);
+          ProductArgs args{nullptr, kh, nullptr, kh, cq, n, kh, s_chunk, n};
+          args.qh = q_half;
+          args.th = d_half;
+          take_products(ctx, ProductKind::fp16, args, st);
+        } else if (fused) {
           // Only the sample's products: every stride-th training row, stride * kdim floats apart.
           take_products(ctx, kind, ProductArgs{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch}, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);

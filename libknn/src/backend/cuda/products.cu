@@ -1,8 +1,9 @@
-// The products (products.cuh): the TF32 kernel (products_kernel.cuh) at the search's tiling, and
-// a float32 one.
+// The products (products.cuh): the TF32 and FP16 kernels (products_kernel.cuh,
+// fp16_products_kernel.cuh) at the search's tilings, and a float32 one.
 #include "backend/cuda/products.cuh"
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/products_kernel.cuh"
 #include "knn/error.hpp"
 
@@ -12,6 +13,9 @@ namespace {
 
 // The search's tiling: 128 x 128, four warps of 64 x 64, three stages, two blocks an SM.
 using SearchTiling = Tf32Tiling<128, 128, 64, 64, 3, 2>;
+// FP16: the same, 64 terms a stage (96 KiB of shared memory a block).
+using SearchHalfTiling = Fp16Tiling<128, 128, 64, 64, 3, 2>;
+static_assert(SearchHalfTiling::SmemBytes <= SearchTiling::SmemBytes, "tf32_products_fit covers the FP16 kernel");
 
 // float32: 128 x 128 a block of 256 threads, 8 x 8 a thread (rows 4 ty + i and 64 + 4 ty + i, the
 // same for columns with tx), 8 terms a step. Both operands are kept term-major in shared memory,
@@ -71,6 +75,7 @@ bool tf32_products_fit(int device) {
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st) {
   if (a.rows <= 0 || a.cols <= 0) return;
   if (kind == ProductKind::tf32) return launch_tf32_products<SearchTiling>(a, st);
+  if (kind == ProductKind::fp16) return launch_fp16_products<SearchHalfTiling>(a, st);
   const int2 tiles = product_tiles(a, kSimtTile, kSimtTile);
   fp32_products_kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), 256, 0, st>>>(a, tiles.x, tiles.y);
   KNN_LAUNCHED(fp32_products_kernel);

@@ -4,6 +4,7 @@
 // where the device has them and the kernel's shared memory (tf32_products_fit), float32 FMA
 // otherwise or when asked. A backend opens cuBLAS only once its products make that pay
 // (product_choice.cuh).
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -14,6 +15,8 @@ enum class ProductKind {
   fp32,  // float32 multiply-adds: fp32_dot_bound
   tf32,  // TF32 tensor cores on the operands' float bits: tf32_dot_bound, and split_tf32_dot_bound
          // for split operands (whose values TF32 holds exactly)
+  fp16,  // FP16 tensor cores on operands scaled by powers of 2 (fp16_operands.cuh): tf32_dot_bound
+         // with fp16_limits' absolute margin, once the products are scaled back
 };
 
 /// C = Q T^T: `rows` query rows (row i at q + i * ldq) against `cols` training rows (row j at
@@ -28,14 +31,18 @@ struct ProductArgs {
   int kdim;
   float* c;
   std::int64_t ldc;
+  // ProductKind::fp16 reads these instead of q and t: rows of halves, ldq, ldt and kdim counted
+  // in halves and multiples of 8, rows 16-byte aligned (fp16_query_rows, fp16_training_rows).
+  const __half* qh = nullptr;
+  const __half* th = nullptr;
 };
 
-/// The products, queued on st. tf32 needs tf32_products_fit (GpuContext::mma).
+/// The products, queued on st. tf32 and fp16 need tf32_products_fit (GpuContext::mma).
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st);
 
-/// Whether `device` runs the TF32 kernel: compute capability 8.0 or later and the shared memory
-/// a block of it takes (110,592 bytes: more than cards of compute capability 8.6 and 8.9 give one
-/// block).
+/// Whether `device` runs the TF32 and FP16 kernels: compute capability 8.0 or later and the shared
+/// memory a block of the TF32 one takes (110,592 bytes: more than cards of compute capability 8.6
+/// and 8.9 give one block; the FP16 one takes 98,304).
 bool tf32_products_fit(int device);
 
 }  // namespace knn::cuda

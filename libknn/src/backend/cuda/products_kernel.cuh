@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <limits>
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/product_tiles.cuh"
 #include "backend/cuda/products.cuh"
 #include "backend/cuda/tensor_ops.cuh"
 #include "knn/error.hpp"
@@ -25,19 +25,6 @@ struct Tf32Tiling {
   static constexpr int StageFloats = (TileQ + TileT) * Pitch;
   static constexpr std::size_t SmemBytes = static_cast<std::size_t>(Stages) * StageFloats * sizeof(float);
 };
-
-// Blocks are ordered in groups of kProductGroup query tiles, each group through all training
-// tiles, so that the blocks in flight share their operands in L2 instead of each reading them
-// from memory.
-constexpr int kProductGroup = 16;
-
-// Which tiles block b takes: (query tile, training tile).
-__device__ __forceinline__ int2 product_tile_of(int b, int tiles_q, int tiles_t) {
-  const int per_group = kProductGroup * tiles_t;
-  const int group = b / per_group, first = group * kProductGroup;
-  const int in_group = b - group * per_group, width = min(kProductGroup, tiles_q - first);
-  return make_int2(first + in_group % width, in_group / width);
-}
 
 // Queues the copy of terms [k0, k0 + 32) of `count` rows (row r at src + r * ld) into a stage's
 // rows (Pitch floats apart); rows past `count` and terms past kdim are zeros. Vec: 16-byte
@@ -128,33 +115,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
   }
   cp_async_wait<0>();
 
-  // Each lane holds, per 16 x 8 piece, two adjacent values of rows gid and gid + 8.
-  const bool pairs = a.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(a.c) % 8 == 0;
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t r = q0 + wq + i * 16 + gid + 8 * h, col = t0 + wt + j * 8 + 2 * tig;
-        if (r >= a.rows || col >= a.cols) continue;
-        float* const out = a.c + r * a.ldc + col;
-        if (pairs && col + 1 < a.cols) {
-          *reinterpret_cast<float2*>(out) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          out[0] = acc[i][j][2 * h];
-          if (col + 1 < a.cols) out[1] = acc[i][j][2 * h + 1];
-        }
-      }
-}
-
-/// The tiles of a's shape at tile_q x tile_t a block: (query tiles, training tiles), their product
-/// the grid (one dimension, product_tile_of). The search's tiles keep far below int's range
-/// (plan_search); beyond it, an error.
-inline int2 product_tiles(const ProductArgs& a, int tile_q, int tile_t) {
-  const std::int64_t tiles_q = (a.rows + tile_q - 1) / tile_q, tiles_t = (a.cols + tile_t - 1) / tile_t;
-  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
-  return make_int2(static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+  store_products<MT, NT>(acc, a, q0 + wq, t0 + wt, gid, tig);
 }
 
 /// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0).

@@ -37,11 +37,10 @@ bool keeps_split(const BackendOptions& options, std::size_t cols, const detail::
   return tensor_cores && !tf32_pass(options.precision, cols, tensor_cores);
 }
 
-// Whether they keep their FP16 operands too: TF32 searches of the shapes where the fused pass is
-// the default for small k (2 bytes a value more, against 4 more a value for the float32 parts).
-bool keeps_half(const BackendOptions& options, std::size_t rows, std::size_t cols, const detail::GpuTuning& tuning, int device) {
-  return tf32_pass(options.precision, cols, split_products(device, tuning)) && cols <= static_cast<std::size_t>(kFusedMaxTerms) &&
-         rows >= static_cast<std::size_t>(kFusedDefaultRows);
+// Whether they keep their FP16 operands too: TF32 searches, whose l2 products take them, fused or
+// written (2 bytes a value more, against 4 more a value for the float32 parts).
+bool keeps_half(const BackendOptions& options, std::size_t cols, const detail::GpuTuning& tuning, int device) {
+  return tuning.fp16 && tf32_pass(options.precision, cols, split_products(device, tuning));
 }
 
 }  // namespace
@@ -53,7 +52,7 @@ bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options
   // Leave most of the memory (or of the budget) to the search's workspace; a set this large is
   // uploaded per search, in parts when it does not fit.
   const std::size_t bytes = rows * cols * sizeof(float) * (keeps_split(options, cols, tuning, device) ? 4 : 1) + rows * TrainNorms::row_bytes +
-                            (keeps_half(options, rows, cols, tuning, device) ? rows * fp16_pitch(static_cast<int>(cols)) * sizeof(__half) : 0);
+                            (keeps_half(options, cols, tuning, device) ? rows * fp16_pitch(static_cast<int>(cols)) * sizeof(__half) : 0);
   return bytes <= free_bytes / 4 && !(options.device_memory_budget && bytes > options.device_memory_budget / 2);
 }
 
@@ -69,7 +68,7 @@ std::shared_ptr<const PreparedTrain> gpu_prepare(GpuContext& ctx, const Matrix& 
 std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
                                                         const BackendOptions& options, const detail::GpuTuning& tuning, int device,
                                                         cudaStream_t st) {
-  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, cols, tuning, device), keeps_half(options, rows, cols, tuning, device),
+  return std::make_shared<DeviceTrain>(values, rows, cols, device, keeps_split(options, cols, tuning, device), keeps_half(options, cols, tuning, device),
                                        st);
 }
 

@@ -35,8 +35,8 @@ class DeviceTrain final : public PreparedTrain {
   DeviceArray<float> rows;
   DeviceArray<float> split;  // n x 3d, [hi | lo | hi], or empty
   TrainNorms norms;
-  // For TF32 searches that take the fused pass by default (keeps_half): the largest squared norm
-  // and the FP16 operands, made once here instead of in every search; else empty.
+  // For TF32 searches (keeps_half): the largest squared norm and the FP16 operands, made once here
+  // instead of in every search; else empty.
   DeviceArray<float> max_tn;
   DeviceArray<__half> half;
 

@@ -40,9 +40,10 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && kdim <= kFusedMaxTerms;
   const bool fused_pays = tf32 && k <= 10 && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
-  // A TF32 fused pass takes FP16 operands (fused_fp16_limits): the same 10 mantissa bits as TF32,
-  // at twice the rate. The tuning's `fp16` off keeps TF32 operands, for comparison.
-  const bool fp16 = fused && tf32 && tuning.fp16;
+  // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
+  // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
+  // tensor-core kernels. The tuning's `fp16` off keeps TF32 operands, for comparison.
+  const bool fp16 = tf32 && metric == Metric::l2 && tuning.fp16 && (fused || tensor_cores);
   const int kh = fp16_pitch(d);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
@@ -64,8 +65,10 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
   // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
   // select's 8 KiB a query too, since k > kFastK there.
-  const std::size_t per_query_fixed =
-      static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64;
+  // Written FP16 products add the query's FP16 row, its scale and its margin.
+  const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) +
+                                      static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64 +
+                                      (fp16 && !fused ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: parts that do (half of what is left after a

@@ -18,7 +18,7 @@ struct SearchPlan {
   bool split = false;  // float32 products from split operands on TF32 tensor cores
   bool fast = true;    // k <= kFastK: small_k_select, else large_k_select
   bool fused = false;  // fused_collect takes products and candidates in one kernel
-  bool fp16 = false;   // the fused pass on FP16 operands
+  bool fp16 = false;   // FP16 operands (fp16_operands.cuh): the fused pass's, or the written products
   double c = 0.0;      // the product's relative bound (arith/bounds.hpp)
   int kdim = 0;        // the product's inner dimension (3d for split operands)
   int kh = 0;          // an FP16 operand row's pitch in halves

@@ -1,7 +1,7 @@
 #pragma once
 // The device instructions the products and the fused pass share: asynchronous copies from global
 // to shared memory (cp.async, compute capability 8.0 and later) and the TF32 and FP16 tensor-core
-// steps (mma.sync), with float accumulators.
+// steps (mma.sync), with float accumulators, and ldmatrix for FP16 operands.
 #include <cuda_runtime.h>
 
 namespace knn::cuda {
@@ -40,6 +40,14 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1,
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// ldmatrix.x4: four 8 x 8 matrices of 16-bit values from shared memory, lanes 8m to 8m + 7 giving
+// the addresses of matrix m's rows (16 bytes each); lane l receives in r[m] matrix m's row l / 4,
+// values 2 (l % 4) and 2 (l % 4) + 1: an mma_f16 operand's layout.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
 
 }  // namespace knn::cuda

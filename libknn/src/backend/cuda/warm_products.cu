@@ -1,5 +1,6 @@
 // The warm-up's products: one small product of each kind the search takes, so that their kernels
 // are loaded (the runtime loads a kernel on its first launch) before a search needs them.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_backend.hpp"
@@ -17,7 +18,15 @@ void warm_products(GpuContext& ctx) {
   const cudaStream_t st = ctx.stream->s;
   KNN_CUDA(cudaMemsetAsync(a.get(), 0, a.bytes(), st));
   products(ProductKind::fp32, ProductArgs{a.get(), dim, a.get(), dim, rows, rows, dim, c.get(), rows}, st);
-  if (ctx.mma) products(ProductKind::tf32, ProductArgs{a.get(), dim, a.get(), dim, rows, rows, dim, c.get(), rows}, st);
+  if (ctx.mma) {
+    products(ProductKind::tf32, ProductArgs{a.get(), dim, a.get(), dim, rows, rows, dim, c.get(), rows}, st);
+    DeviceArray<__half> h(static_cast<std::size_t>(rows) * dim);
+    KNN_CUDA(cudaMemsetAsync(h.get(), 0, h.bytes(), st));
+    ProductArgs half{nullptr, dim, nullptr, dim, rows, rows, dim, c.get(), rows};
+    half.qh = half.th = h.get();
+    products(ProductKind::fp16, half, st);
+    KNN_CUDA(cudaStreamSynchronize(st));  // before h goes
+  }
   KNN_CUDA(cudaStreamSynchronize(st));
 }
 

@@ -1,0 +1,122 @@
+#pragma once
+// The FP16 products kernel (products.cuh, ProductKind::fp16), a template over its tiling so that
+// the benchmark (bench/gpu/bench_products.cu) can time other tilings beside the one the search
+// takes. The operands are rows of halves scaled by powers of 2 (fp16_operands.cuh); the kernel
+// writes the float accumulators as they are, and the bounds scale them back (Bounds::v_scale).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/product_tiles.cuh"
+#include "backend/cuda/products.cuh"
+#include "backend/cuda/tensor_ops.cuh"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+// A tiling: a block takes TileQ queries x TileT training rows, in warps of WarpQ x WarpT, through
+// the terms 64 at a time (128 bytes a row) in `Stages` shared-memory stages: Stages - 1 are
+// copied (cp.async) while one is multiplied. A row's 16-byte words are swizzled (word w of row r
+// at w ^ (r % 8)), so that the eight rows an ldmatrix reads at once fall in distinct banks, and so
+// do the copies. MinBlocks: the blocks an SM must hold (it caps the registers).
+template <int TileQ_, int TileT_, int WarpQ_, int WarpT_, int Stages_, int MinBlocks_>
+struct Fp16Tiling {
+  static constexpr int TileQ = TileQ_, TileT = TileT_, WarpQ = WarpQ_, WarpT = WarpT_, Stages = Stages_, MinBlocks = MinBlocks_;
+  static constexpr int Terms = 64, Words = Terms / 8;
+  static constexpr int Threads = 32 * (TileQ / WarpQ) * (TileT / WarpT);
+  static constexpr int StageHalves = (TileQ + TileT) * Terms;
+  static constexpr std::size_t SmemBytes = static_cast<std::size_t>(Stages) * StageHalves * sizeof(__half);
+  static_assert(WarpQ % 16 == 0 && WarpT % 16 == 0, "a warp takes whole pairs of m16n8 pieces");
+};
+
+// Queues the copy of terms [k0, k0 + 64) of `count` rows (row r at src + r * ld) into a stage's
+// rows (swizzled); rows past `count` and terms past kdim are zeros.
+template <class T, int Rows>
+__device__ __forceinline__ void copy_half_rows(__half* dst, const __half* src, std::int64_t ld, std::int64_t count, int kdim, int k0) {
+#pragma unroll 4
+  for (int i = threadIdx.x; i < Rows * T::Words; i += T::Threads) {
+    const int r = i / T::Words, w = i % T::Words, f = k0 + w * 8;
+    const bool in = r < count && f < kdim;
+    cp_async16(dst + r * T::Terms + ((w ^ (r % 8)) * 8), in ? src + r * ld + f : src, in ? 16 : 0);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
+  extern __shared__ float4 smem4[];
+  __half* const smem = reinterpret_cast<__half*>(smem4);
+  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
+  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
+  const __half* const q = a.qh + q0 * a.ldq;
+  const __half* const t = a.th + t0 * a.ldt;
+  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
+  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
+  const int steps = (a.kdim + T::Terms - 1) / T::Terms;
+  const auto load = [&](int step) {
+    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+    copy_half_rows<T, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
+    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, t, a.ldt, t_count, a.kdim, step * T::Terms);
+  };
+#pragma unroll
+  for (int s = 0; s < T::Stages - 1; ++s) {
+    if (s < steps) load(s);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
+  // The rows this lane addresses for ldmatrix: A's matrices are (rows 0-7, terms 0-7),
+  // (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) of a 16 x 16 piece, B's (0-7, 0-7), (0-7, 8-15),
+  // (8-15, 0-7), (8-15, 8-15) of two 8-row pieces; every row offset but lane % 8 is a multiple
+  // of 8, so a row's swizzle is lane % 8.
+  const int a_row = wq + lane % 8 + (lane / 8 % 2) * 8, a_word = lane / 16;
+  const int b_row = T::TileQ + wt + lane % 8 + (lane / 16) * 8, b_word = lane / 8 % 2;
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<T::Stages - 2>();
+    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
+    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
+    cp_async_commit();
+    const __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+#pragma unroll
+    for (int ks = 0; ks < T::Terms / 16; ++ks) {
+      const int aw = ((2 * ks + a_word) ^ (lane % 8)) * 8, bw = ((2 * ks + b_word) ^ (lane % 8)) * 8;
+      unsigned af[MT][4], bf[NT / 2][4];
+#pragma unroll
+      for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], stage + (a_row + i * 16) * T::Terms + aw);
+#pragma unroll
+      for (int j = 0; j < NT / 2; ++j) ldmatrix_x4(bf[j], stage + (b_row + j * 16) * T::Terms + bw);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          mma_f16(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+    }
+  }
+  cp_async_wait<0>();
+  store_products<MT, NT>(acc, a, q0 + wq, t0 + wt, gid, tig);
+}
+
+/// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0). Throws
+/// knn::Error where the operands are not as ProductArgs asks of FP16 ones.
+template <class T>
+void launch_fp16_products(const ProductArgs& a, cudaStream_t st) {
+  if (a.ldq % 8 || a.ldt % 8 || a.kdim % 8 || reinterpret_cast<std::uintptr_t>(a.qh) % 16 || reinterpret_cast<std::uintptr_t>(a.th) % 16)
+    throw Error("FP16 products: operand rows must be 16-byte aligned multiples of 8 halves");
+  const int2 tiles = product_tiles(a, T::TileQ, T::TileT);
+  const auto kernel = fp16_products_kernel<T>;
+  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::SmemBytes)));
+  kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), T::Threads, T::SmemBytes, st>>>(a, tiles.x, tiles.y);
+  KNN_LAUNCHED(fp16_products_kernel);
+}
+
+}  // namespace knn::cuda

@@ -1,0 +1,61 @@
+#pragma once
+// What the tensor-core product kernels (products_kernel.cuh, fp16_products_kernel.cuh) share: the
+// order in which blocks take their tiles, and the store of a warp's results.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "backend/cuda/products.cuh"
+#include "knn/error.hpp"
+
+namespace knn::cuda {
+
+// Blocks are ordered in groups of kProductGroup query tiles, each group through all training
+// tiles, so that the blocks in flight share their operands in L2 instead of each reading them
+// from memory.
+constexpr int kProductGroup = 16;
+
+// Which tiles block b takes: (query tile, training tile).
+__device__ __forceinline__ int2 product_tile_of(int b, int tiles_q, int tiles_t) {
+  const int per_group = kProductGroup * tiles_t;
+  const int group = b / per_group, first = group * kProductGroup;
+  const int in_group = b - group * per_group, width = min(kProductGroup, tiles_q - first);
+  return make_int2(first + in_group % width, in_group / width);
+}
+
+/// The tiles of a's shape at tile_q x tile_t a block: (query tiles, training tiles), their product
+/// the grid (one dimension, product_tile_of). The search's tiles keep far below int's range
+/// (plan_search); beyond it, an error.
+inline int2 product_tiles(const ProductArgs& a, int tile_q, int tile_t) {
+  const std::int64_t tiles_q = (a.rows + tile_q - 1) / tile_q, tiles_t = (a.cols + tile_t - 1) / tile_t;
+  if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
+  return make_int2(static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+}
+
+// A warp's MT x NT accumulators of m16n8 pieces into a.c, the warp's first query row r0 and
+// training row c0: each lane holds, per piece, two adjacent values of rows gid and gid + 8.
+// Values past a.rows or a.cols are not written.
+template <int MT, int NT>
+__device__ __forceinline__ void store_products(const float (&acc)[MT][NT][4], const ProductArgs& a, std::int64_t r0, std::int64_t c0,
+                                               int gid, int tig) {
+  const bool pairs = a.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(a.c) % 8 == 0;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t r = r0 + i * 16 + gid + 8 * h, col = c0 + j * 8 + 2 * tig;
+        if (r >= a.rows || col >= a.cols) continue;
+        float* const out = a.c + r * a.ldc + col;
+        if (pairs && col + 1 < a.cols) {
+          *reinterpret_cast<float2*>(out) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        } else {
+          out[0] = acc[i][j][2 * h];
+          if (col + 1 < a.cols) out[1] = acc[i][j][2 * h + 1];
+        }
+      }
+}
+
+}  // namespace knn::cuda
