@@ -505,6 +505,14 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
   }
   unsetenv("KNN_GPU_FP16");
   unsetenv("KNN_GPU_FUSED");
+  // k above 2,048: the large-k table's first row.
+  const auto lt = uniform(100000, 64, rng);
+  const auto lq = uniform(2000, 64, rng);
+  const auto lres = prepare(lt);
+  for (auto p : {knn::Precision::fp32, knn::Precision::tf32}) {
+    std::fprintf(stderr, "stage times, synthetic 100,000 x 64, 2,000 queries, k = 4096, %s:\n", p == knn::Precision::fp32 ? "fp32" : "tf32");
+    search(knn::Device::cuda, p, lt, lq, 4096, lres.get());
+  }
   unsetenv("KNN_GPU_TIMING");
 }
 

@@ -79,10 +79,12 @@ struct GpuContext {
   bool blas_tried = false;
   // Queries reach the GPU through two page-locked staging buffers: the host fills one while the
   // copy engine reads the other on copy_stream, beside the product of the chunk before (a copy
-  // from pageable memory holds the calling thread and runs at a third of the speed).
+  // from pageable memory holds the calling thread and runs at a third of the speed). Large-k
+  // lists come back through the same buffers (download_staged).
   std::unique_ptr<Stream> copy_stream;
   PinnedArray<float> stage[2];
-  Event staged[2];  // the copy out of stage[i] has finished
+  Event staged[2];  // the copy out of (or into) stage[i] has finished
+  Event results_ready;  // download_staged: the work on the stream it drains is done
   bool stage_used[2] = {false, false};
   int next_stage = 0;
   DeviceArray<unsigned char> temp;  // knn::prim's temporary storage, for one call at a time

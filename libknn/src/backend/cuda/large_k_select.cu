@@ -1,5 +1,8 @@
 #include "backend/cuda/large_k_select.cuh"
 
+#include <chrono>
+#include <cstdio>
+
 #include <knn/prim/block/block_scan.cuh>
 #include <knn/prim/device/device_radix_select.cuh>
 #include <knn/prim/device/device_scan.cuh>
@@ -9,6 +12,7 @@
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/rank_lists.cuh"
+#include "backend/cuda/staging.cuh"
 
 namespace knn::cuda {
 
@@ -138,13 +142,15 @@ void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const f
     rank_lists(ctx.rank, ctx.temp, w.dist.get(), w.cand.get(), total, qt, w.offset.get(), w.offset.get() + 1, nullptr, k, w.out_dist.get(),
              w.out_index.get(), st);
     timer.mark(st, "rank");
-    // The host's result arrays are filled (allocate_out) while the device works on the above.
+    // The host's result arrays are filled (allocate_out) while the device works on the above, then
+    // take the lists through the page-locked staging buffers.
     allocate_out();
-    KNN_CUDA(cudaMemcpyAsync(out.distance.data() + q0 * k, w.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double),
-                             cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaMemcpyAsync(out.index.data() + q0 * k, w.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t),
-                             cudaMemcpyDeviceToHost, st));
-    timer.mark(st, "download");
+    const auto host_start = std::chrono::steady_clock::now();
+    download_staged(ctx, out.distance.data() + q0 * k, w.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double), st);
+    download_staged(ctx, out.index.data() + q0 * k, w.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t), st);
+    if (timer.on())
+      std::fprintf(stderr, "gpu stages: lists to the host %.3f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
     KNN_CUDA(cudaStreamSynchronize(st));
     timer.report(qt, n);
 }

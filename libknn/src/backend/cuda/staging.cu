@@ -35,6 +35,39 @@ void upload_staged(GpuContext& ctx, float* dst, const float* src, std::size_t co
     upload_piece(ctx, dst + at, src + at, std::min(kStagePiece, count - at), st);
 }
 
+void download_staged(GpuContext& ctx, void* dst, const void* src, std::size_t bytes, cudaStream_t st) {
+  constexpr std::size_t piece = kStagePiece * sizeof(float);
+  auto* to = static_cast<unsigned char*>(dst);
+  const auto* from = static_cast<const unsigned char*>(src);
+  KNN_CUDA(cudaEventRecord(ctx.results_ready.e, st));
+  KNN_CUDA(cudaStreamWaitEvent(ctx.copy_stream->s, ctx.results_ready.e, 0));
+  // The piece in flight in each buffer: its offset and length (0: none).
+  std::size_t at[2] = {0, 0}, len[2] = {0, 0};
+  const auto drain = [&](int which) {
+    if (len[which] == 0) return;
+    KNN_CUDA(cudaEventSynchronize(ctx.staged[which].e));
+    parallel_copy(to + at[which], ctx.stage[which].get(), len[which]);
+    len[which] = 0;
+  };
+  for (std::size_t off = 0; off < bytes; off += piece) {
+    const int which = ctx.next_stage;
+    ctx.next_stage ^= 1;
+    drain(which);
+    if (ctx.stage_used[which]) KNN_CUDA(cudaEventSynchronize(ctx.staged[which].e));  // an upload's copy out of it
+    PinnedArray<float>& stage = ctx.stage[which];
+    stage.resize(kStagePiece);
+    at[which] = off;
+    len[which] = std::min(piece, bytes - off);
+    KNN_CUDA(cudaMemcpyAsync(stage.get(), from + off, len[which], cudaMemcpyDeviceToHost, ctx.copy_stream->s));
+    KNN_CUDA(cudaEventRecord(ctx.staged[which].e, ctx.copy_stream->s));
+    ctx.stage_used[which] = true;
+  }
+  // The older piece first.
+  const int newer = ctx.next_stage ^ 1;
+  drain(newer ^ 1);
+  drain(newer);
+}
+
 template <class T>
 void fill_fresh(std::vector<T>& v, std::size_t n, T x) {
   v.clear();

@@ -26,6 +26,12 @@ constexpr std::size_t kStagePiece = std::size_t{1} << 20;
 /// kernel on `st` may still read is written with cudaMemcpyAsync on `st` instead).
 void upload_staged(GpuContext& ctx, float* dst, const float* src, std::size_t count, cudaStream_t st);
 
+/// `bytes` from device memory src into host memory dst through the same page-locked buffers, a
+/// piece at a time: the copy engine writes one piece while the host's threads copy the one before
+/// out (the copy engine writes pageable memory at a fraction of the bus's pace). Starts once the
+/// work queued on `st` is done; returns when dst holds it all.
+void download_staged(GpuContext& ctx, void* dst, const void* src, std::size_t bytes, cudaStream_t st);
+
 /// v = n copies of x, in memory the kernel may back with huge pages: a fresh list of 80 MB
 /// (10^4 queries, k = 1,000) takes the host tens of milliseconds to fault in 4 KiB at a time.
 template <class T>
