@@ -6,6 +6,7 @@
 //
 //   bench_knn_gpu [TRAIN_CSV TEST_CSV [--no-scaling | --fm-only | --core | --stages]]
 //     --core: Fashion-MNIST, the synthetic 10^6 x 128 set and k above 2,048 only
+//     --targets: the four searches of the tensor-core targets only, precision auto (targets())
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 //   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
 #include <cuda_runtime_api.h>
@@ -516,6 +517,41 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
   unsetenv("KNN_GPU_TIMING");
 }
 
+// The searches the exactness-at-tensor-core-speed targets name, each on a backend of default
+// options (precision auto) made for it, training rows on the GPU: Fashion-MNIST k = 5, 10^6 x 128
+// at k = 10 and 1,000, and 100,000 x 64 with 2,000 queries at k = 4,096. Median of 5 calls after
+// the first; run it in several processes to see how much a row moves between runs. With
+// KNN_GPU_BLAS=1 the products are cuBLAS's from the first call.
+void targets(const std::string& train_csv, const std::string& test_csv) {
+  const Scaled fm = load_scaled(train_csv, test_csv);
+  std::mt19937_64 rng(1);
+  const auto st = uniform(1000000, 128, rng);
+  const auto sq = uniform(10000, 128, rng);
+  std::mt19937_64 rng4(4);
+  const auto lt = uniform(100000, 64, rng4);
+  const auto lq = uniform(2000, 64, rng4);
+  struct Row {
+    const char* name;
+    const knn::Matrix& train;
+    const knn::Matrix& q;
+    std::size_t k;
+  };
+  const Row rows[] = {{"Fashion-MNIST 60,000 x 784, 10,000 queries, k = 5", fm.x, fm.q, 5},
+                      {"synthetic 10^6 x 128, 10,000 queries, k = 10", st, sq, 10},
+                      {"synthetic 10^6 x 128, 10,000 queries, k = 1,000", st, sq, 1000},
+                      {"synthetic 100,000 x 64, 2,000 queries, k = 4,096", lt, lq, 4096}};
+  const char* blas = std::getenv("KNN_GPU_BLAS");
+  std::printf("\n| search, precision auto, training rows on the GPU%s | time (ms) | of 20 queries checked, neighbours differing from CPU |\n|---|---|---|\n",
+              blas && *blas == '1' ? ", cuBLAS's products (KNN_GPU_BLAS=1)" : "");
+  for (const Row& r : rows) {
+    knn::Neighbors nb;
+    const GpuRow g = gpu_row(knn::Precision::automatic, r.train, true, 5,
+                             [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, r.train, r.q, r.k, prep); });
+    const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, r.train, first_rows(r.q, 20), r.k);
+    std::printf("| %s | %.2f | %zu |\n", r.name, g.ms, mismatches(nb, cpu, 20));
+  }
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each table row as soon as it is measured
   try {
@@ -535,6 +571,10 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "--large-k") {
       large_k();
       duplicates();
+      return 0;
+    }
+    if (argc >= 4 && std::string(argv[3]) == "--targets") {
+      targets(argv[1], argv[2]);
       return 0;
     }
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);

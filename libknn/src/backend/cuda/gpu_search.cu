@@ -103,7 +103,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
   const bool need_split = split && !(prepared && prepared->split.get());
-  // FP16 operands for the written products (the fused pass reads its own from d_half).
+  // FP16 operands: every product of the TF32 pass's l2 searches, the fused pass's sample
+  // included, takes them (the fused kernel scales its queries itself).
   const bool half_written = fp16 && !fused;
   // TF32 tensor cores for TF32 and split operands; where the TF32 kernel does not run
   // (tf32_products_fit), float32 products, whose bound is within TF32's.
@@ -163,7 +164,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     b.l2_abs_up = std::nextafter(static_cast<float>(l2_abs), INFINITY);
     b.d = d;
     b.pitch = n;
-    if (half_written) {
+    if (fp16) {
       b.v_scale = ctx.tile.v_scale.get() + first_row;
       b.q_abs = ctx.tile.q_abs.get() + first_row;
     }
@@ -222,7 +223,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     const std::int64_t qt = std::min(tile, nq - q0);
     ctx.tile.q.resize(static_cast<std::size_t>(qt) * d);
     if (split) ctx.tile.q_split.resize(static_cast<std::size_t>(qt) * 3 * d);
-    if (half_written) {
+    if (fp16) {
       ctx.tile.q_half.resize(static_cast<std::size_t>(qt) * kh);
       ctx.tile.v_scale.resize(static_cast<std::size_t>(qt));
       ctx.tile.q_abs.resize(static_cast<std::size_t>(qt));
@@ -266,18 +267,25 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           a = d_split;
           b = q_parts;
         }
-        if (half_written) {
-          // FP16 operands: the chunk's rows scaled, with their scales and margins (make_bounds).
-          __half* q_half = ctx.tile.q_half.get() + c0 * kh;
+        // FP16 operands: the chunk's rows scaled, with their scales and margins (make_bounds).
+        __half* q_half = fp16 ? ctx.tile.q_half.get() + c0 * kh : nullptr;
+        if (fp16)
           fp16_query_rows(q_chunk, ctx.tile.qn.get() + c0, cq, d, kh, d_max_tn, l2_abs, q_half, ctx.tile.v_scale.get() + c0,
                           ctx.tile.q_abs.get() + c0, st);
+        if (half_written) {
           ProductArgs args{nullptr, kh, nullptr, kh, cq, n, kh, s_chunk, n};
           args.qh = q_half;
           args.th = d_half;
           take_products(ctx, ProductKind::fp16, args, st);
         } else if (fused) {
-          // Only the sample's products: every stride-th training row, stride * kdim floats apart.
-          take_products(ctx, kind, ProductArgs{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch}, st);
+          // Only the sample's products: every stride-th training row, stride * kdim values apart.
+          ProductArgs args{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch};
+          if (fp16) {
+            args = ProductArgs{nullptr, kh, nullptr, static_cast<std::int64_t>(stride) * kh, cq, n_s, kh, args.c, s_pitch};
+            args.qh = q_half;
+            args.th = d_half;
+          }
+          take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
           plan = FusedPlan{b, a, d_half, kdim, kh, &sample, d_max_tn};
         } else {

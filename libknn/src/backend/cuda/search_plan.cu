@@ -65,10 +65,10 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
   // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
   // select's 8 KiB a query too, since k > kFastK there.
-  // Written FP16 products add the query's FP16 row, its scale and its margin.
+  // FP16 operands add the query's FP16 row, its scale and its margin.
   const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) +
                                       static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64 +
-                                      (fp16 && !fused ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
+                                      (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
     // The training rows do not fit beside one query: parts that do (half of what is left after a
