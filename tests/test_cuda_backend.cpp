@@ -308,14 +308,16 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 // Products and candidates in one kernel (l2, tensor cores, at most 128 product terms, k up to
 // 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
 // of 4 bytes), split float32 operands of up to 126 terms, FP16 ones (tf32's default, fused or
-// written) and TF32 ones (KNN_GPU_FP16=0) of up to 128, more queries than a block holds and a part
-// of one, excluded rows, and rows repeated so that ties cross blocks.
+// written) and TF32 ones (KNN_GPU_FP16=0) of up to 128, wider rows (200 and 784 features: the
+// wide kernel on FP16 operands, the written products otherwise), more queries than a block holds
+// and a part of one, excluded rows, and rows repeated so that ties cross blocks.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  const std::size_t shapes[][3] = {{1, 1, 1}, {37, 5, 300}, {3000, 7, 129}, {9000, 42, 257}, {6000, 128, 130}, {2000, 3, 50}};
+  const std::size_t shapes[][3] = {{1, 1, 1},       {37, 5, 300},     {3000, 7, 129}, {9000, 42, 257},
+                                   {6000, 128, 130}, {2000, 3, 50},    {3000, 200, 300}, {1500, 784, 133}};
   for (const auto& s : shapes) {
     auto train = knn::test::random_matrix(s[0], s[1], rng, -1.0f, 1.0f);
     for (std::size_t i = 1; i < train.rows; i += 3) std::copy_n(train.row(i - 1), train.cols, train.row(i));  // ties
@@ -346,8 +348,8 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
 }
 
 // The fused pass's cheap test (fused_cheap_limit) and the FP16 operands' scaling (fp16_limits),
-// fused and written (KNN_GPU_FUSED=0, and k above 2,048, which the fused pass never takes), at
-// scales where their limits change form: norms past 2^120 (every product takes the exact test),
+// fused (16 and 200 features: the fused pass's two kernels) and written (KNN_GPU_FUSED=0, and k
+// above 2,048, which the fused pass never takes), at scales where their limits change form: norms past 2^120 (every product takes the exact test),
 // products under float's normal range (and rows under FP16's smallest scaling), columns 2^-2
 // apart in scale (the small ones FP16 subnormals once scaled), zero rows, and values near 1 whose
 // distances differ in their last bits (rows a few ulps apart).
@@ -356,9 +358,10 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
+  for (const std::size_t d : {std::size_t{16}, std::size_t{200}})  // the fused pass's two kernels
   for (const float scale : {0x1p60f, 0x1p-70f, 1.0f, 0.0f}) {  // 0: column f times 2^-2f
-    auto train = knn::test::random_matrix(3000, 16, rng, -1.0f, 1.0f);
-    auto q = knn::test::random_matrix(200, 16, rng, -1.0f, 1.0f);
+    auto train = knn::test::random_matrix(3000, d, rng, -1.0f, 1.0f);
+    auto q = knn::test::random_matrix(200, d, rng, -1.0f, 1.0f);
     for (std::size_t i = 1; i < train.rows; i += 2) {  // each odd row a few ulps from the one before
       std::copy_n(train.row(i - 1), train.cols, train.row(i));
       float& x = train.row(i)[i % train.cols];
@@ -379,7 +382,7 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
             if (*fp16 && p != knn::Precision::tf32) continue;
             const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
             expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
-                             "scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
+                             "d=" + std::to_string(d) + " scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
                                  " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
           }
       }

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include <knn/prim/device/device_reduce.cuh>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
+#include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/tensor_ops.cuh"
+#include "knn/error.hpp"
 
 namespace knn::cuda {
 
@@ -365,6 +368,147 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
 }
 
+// The fused pass for rows wider than kFusedMaxTerms terms, on FP16 operands: the written
+// products' kernel (fp16_products_kernel, tiling T), whose queries are the slots' rows and whose
+// epilogue takes fused_collect's tests instead of storing the products: the cheap test, then the
+// exact lower bound against tau for the few that pass, appending the rows that pass both.
+// Neither operand fits in shared memory whole, so both are streamed; a block takes T::TileQ slots
+// against T::TileT training rows.
+struct WideFusedArgs {
+  const __half* qh;  // the queries' FP16 rows (fp16_query_rows), kh halves each
+  const __half* th;  // the training rows' (fp16_training_rows)
+  int kh;
+  Bounds b;  // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
+  const unsigned* tau;
+  Slots slots;
+  int slot_count;
+  const float* max_tn;
+};
+
+template <class T>
+__global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(WideFusedArgs a, int tiles_q, int tiles_t) {
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
+  extern __shared__ float4 smem4[];
+  __half* const smem = reinterpret_cast<__half*>(smem4);
+  __shared__ std::int64_t q_row[T::TileQ], q_excluded[T::TileQ];
+  __shared__ float q_norm[T::TileQ], q_tau[T::TileQ], q_cheap[T::TileQ], q_abs[T::TileQ], q_inv2[T::TileQ];
+  const Bounds& b = a.b;
+  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
+  const int first_slot = tile.x * T::TileQ;
+  const std::int64_t t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
+  const float max_tn = *a.max_tn;
+  const int et = fp16_exponent(max_tn);
+  for (int r = threadIdx.x; r < T::TileQ; r += T::Threads) {
+    const int slot = first_slot + r;
+    if (slot < a.slot_count) {
+      const int row = a.slots.row_of(slot);
+      const Fp16Limits h = fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
+      q_row[r] = row;
+      q_norm[r] = __double2float_rd(b.qn[row]);
+      q_tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
+      q_excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
+      q_cheap[r] = fused_cheap_limit(q_norm[r], b.qn[row], q_tau[r], b.c_dn, h.abs, max_tn);
+      q_abs[r] = h.abs;
+      q_inv2[r] = h.inv2;
+    } else {
+      q_row[r] = -1;
+      q_norm[r] = 0.0f;
+      q_tau[r] = NAN;          // no bound is <= NaN
+      q_cheap[r] = -INFINITY;  // nor any cheap value (a finite x) under -inf
+      q_excluded[r] = -1;
+      q_abs[r] = INFINITY;
+      q_inv2[r] = -2.0f;
+    }
+  }
+  __syncthreads();  // q_row, before the first copies
+  const std::int64_t t_count = b.n - t0 < T::TileT ? b.n - t0 : T::TileT;
+  const int steps = (a.kh + T::Terms - 1) / T::Terms;
+  const auto load = [&](int step) {
+    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+    const int k0 = step * T::Terms;
+    // The slots' query rows (zeros for slots past the last), then the training rows.
+#pragma unroll 4
+    for (int i = threadIdx.x; i < T::TileQ * T::Words; i += T::Threads) {
+      const int r = i / T::Words, w = i % T::Words, f = k0 + w * 8;
+      const bool in = q_row[r] >= 0 && f < a.kh;
+      cp_async16(stage + r * T::Terms + ((w ^ (r % 8)) * 8), in ? a.qh + q_row[r] * a.kh + f : a.qh, in ? 16 : 0);
+    }
+    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, a.th + t0 * a.kh, a.kh, t_count, a.kh, k0);
+  };
+#pragma unroll
+  for (int s = 0; s < T::Stages - 1; ++s) {
+    if (s < steps) load(s);
+    cp_async_commit();
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
+  const int a_row = wq + lane % 8 + (lane / 8 % 2) * 8, a_word = lane / 16;
+  const int b_row = T::TileQ + wt + lane % 8 + (lane / 16) * 8, b_word = lane / 8 % 2;
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<T::Stages - 2>();
+    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
+    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
+    cp_async_commit();
+    const __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+#pragma unroll
+    for (int ks = 0; ks < T::Terms / 16; ++ks) {
+      const int aw = ((2 * ks + a_word) ^ (lane % 8)) * 8, bw = ((2 * ks + b_word) ^ (lane % 8)) * 8;
+      unsigned af[MT][4], bf[NT / 2][4];
+#pragma unroll
+      for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], stage + (a_row + i * 16) * T::Terms + aw);
+#pragma unroll
+      for (int j = 0; j < NT / 2; ++j) ldmatrix_x4(bf[j], stage + (b_row + j * 16) * T::Terms + bw);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          mma_f16(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+    }
+  }
+  cp_async_wait<0>();
+  // acc[i][j][2h + e]: slot row wq + 16i + gid + 8h of the block, training row t0 + wt + 8j + 2tig + e.
+  float tn[NT][2], tnc[NT][2];
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const std::int64_t col = t0 + wt + j * 8 + 2 * tig + e;
+      tn[j][e] = col < b.n ? b.tn_dn[col] : 0.0f;
+      tnc[j][e] = tn[j][e] * b.c_dn;
+    }
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = wq + i * 16 + gid + 8 * h;
+      const float cheap = q_cheap[r], inv2 = q_inv2[r];
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float x = acc[i][j][2 * h + e];
+          if (fmaf(inv2, x, tnc[j][e]) > cheap) continue;  // the cheap test: most products stop here
+          const float v = x * (-0.5f * inv2);
+          const float l = l2_float_bound<false>(v, q_norm[r], tn[j][e], b.c_dn, q_abs[r]);
+          const std::int64_t col = t0 + wt + j * 8 + 2 * tig + e;
+          if (l <= q_tau[r] && col < b.n && col != q_excluded[r]) {
+            const int slot = first_slot + r;
+            const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+            if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = col;
+          }
+        }
+    }
+}
+
+// The wide kernel's tiling: the written FP16 products' (products.cu).
+using WideFusedTiling = Fp16Tiling<128, 128, 64, 64, 3, 2>;
 
 }  // namespace
 
@@ -388,6 +532,18 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
                   int multiprocessors, cudaStream_t st) {
   if (slot_count == 0) return;
   KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
+  if (p.kdim > kFusedMaxTerms) {  // wide rows: both operands streamed, FP16 only (plan_search)
+    using T = WideFusedTiling;
+    if (!p.qh || !p.th) throw Error("the fused pass for rows of more than " + std::to_string(kFusedMaxTerms) + " terms needs FP16 operands");
+    const std::int64_t tiles_q = (slot_count + T::TileQ - 1) / T::TileQ, tiles_t = (b.n + T::TileT - 1) / T::TileT;
+    if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("the fused pass: too many tiles in one launch");
+    const auto kernel = wide_fused_collect<T>;
+    KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::SmemBytes)));
+    const WideFusedArgs args{p.qh, p.th, p.kh, b, tau, slots, slot_count, p.max_tn};
+    kernel<<<static_cast<unsigned>(tiles_q * tiles_t), T::Threads, T::SmemBytes, st>>>(args, static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+    KNN_LAUNCHED(wide_fused_collect);
+    return;
+  }
   // Terms rounded up to 32, 64 or 128 (zero-filled): the count is a constant of the kernel.
   const int kp = p.kdim <= 32 ? 32 : p.kdim <= 64 ? 64 : 128;
   const bool half = p.th != nullptr, vec = p.kdim % 4 == 0;

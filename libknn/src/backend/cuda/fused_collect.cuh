@@ -18,7 +18,8 @@
 namespace knn::cuda {
 
 // The fused pass (fused_collect, below) takes l2 products of at most kFusedMaxTerms terms, and by
-// default only against kFusedDefaultRows training rows or more.
+// default only against kFusedDefaultRows training rows or more. Wider rows on FP16 operands take
+// its other kernel (wide_fused_collect: both operands streamed, as the written products are).
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
 constexpr std::int64_t kFusedDefaultRows = 1000000;
 
@@ -42,6 +43,9 @@ struct FusedPlan {
   const float* t;    // the training rows' operand rows
   const __half* th;  // FP16 operands: the training rows scaled (fp16_training_rows), kh halves each; else null
   int kdim, kh;
+  // FP16 operands of the queries (fp16_query_rows), kh halves each: read by the kernel for rows
+  // wider than kFusedMaxTerms terms, which does not scale the queries itself; else null.
+  const __half* qh;
   // The product with every stride-th training row (its rows, norms, exclusions): the first
   // round's; null in the second, which reuses the first round's tau.
   const Bounds* sample;
