@@ -392,6 +392,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
   __half* const smem = reinterpret_cast<__half*>(smem4);
   __shared__ std::int64_t q_row[T::TileQ], q_excluded[T::TileQ];
   __shared__ float q_norm[T::TileQ], q_tau[T::TileQ], q_cheap[T::TileQ], q_abs[T::TileQ], q_inv2[T::TileQ];
+  __shared__ float t_norm[T::TileT];  // the tile's training rows' squared norms, rounded down
   const Bounds& b = a.b;
   const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
   const int first_slot = tile.x * T::TileQ;
@@ -473,38 +474,40 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
     }
   }
   cp_async_wait<0>();
-  // acc[i][j][2h + e]: slot row wq + 16i + gid + 8h of the block, training row t0 + wt + 8j + 2tig + e.
-  float tn[NT][2], tnc[NT][2];
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const std::int64_t col = t0 + wt + j * 8 + 2 * tig + e;
-      tn[j][e] = col < b.n ? b.tn_dn[col] : 0.0f;
-      tnc[j][e] = tn[j][e] * b.c_dn;
-    }
+  // The tile's products go through shared memory (the stages are free now): tests unrolled over
+  // a thread's 128 accumulators made the kernel too large for the instruction cache (Nsight
+  // Compute: a third of its stalls were instruction fetches). acc[i][j][2h + e] is slot row
+  // wq + 16i + gid + 8h of the block, training row t0 + wt + 8j + 2tig + e.
+  constexpr int pitch = T::TileT + 4;  // floats a row of the tile takes
+  static_assert(static_cast<std::size_t>(T::TileQ) * pitch * sizeof(float) <= T::SmemBytes, "the tile fits the stages");
+  float* const tile_v = reinterpret_cast<float*>(smem);
+  __syncthreads();  // every warp is done with the last stage
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = wq + i * 16 + gid + 8 * h;
-      const float cheap = q_cheap[r], inv2 = q_inv2[r];
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float x = acc[i][j][2 * h + e];
-          if (fmaf(inv2, x, tnc[j][e]) > cheap) continue;  // the cheap test: most products stop here
-          const float v = x * (-0.5f * inv2);
-          const float l = l2_float_bound<false>(v, q_norm[r], tn[j][e], b.c_dn, q_abs[r]);
-          const std::int64_t col = t0 + wt + j * 8 + 2 * tig + e;
-          if (l <= q_tau[r] && col < b.n && col != q_excluded[r]) {
-            const int slot = first_slot + r;
-            const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
-            if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = col;
-          }
-        }
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(tile_v + (wq + i * 16 + gid + 8 * h) * pitch + wt + j * 8 + 2 * tig) =
+            make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+  if (threadIdx.x < T::TileT) {
+    const std::int64_t col = t0 + threadIdx.x;
+    t_norm[threadIdx.x] = col < b.n ? b.tn_dn[col] : 0.0f;
+  }
+  __syncthreads();
+#pragma unroll 4
+  for (int x = threadIdx.x; x < T::TileQ * T::TileT; x += T::Threads) {
+    const int r = x / T::TileT, c = x % T::TileT;
+    const float acc_v = tile_v[r * pitch + c], tn = t_norm[c], inv2 = q_inv2[r];
+    if (fmaf(inv2, acc_v, tn * b.c_dn) > q_cheap[r]) continue;  // the cheap test: most products stop here
+    const float l = l2_float_bound<false>(acc_v * (-0.5f * inv2), q_norm[r], tn, b.c_dn, q_abs[r]);
+    const std::int64_t col = t0 + c;
+    if (l <= q_tau[r] && col < b.n && col != q_excluded[r]) {
+      const int slot = first_slot + r;
+      const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+      if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = col;
     }
+  }
 }
 
 // The wide kernel's tiling: the written FP16 products' (products.cu).
