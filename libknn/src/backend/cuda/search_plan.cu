@@ -36,12 +36,13 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more:
   // the shapes where it beat writing the products (bench_knn_gpu's fused table; below 10^6 rows
   // it did not). The tuning's `fused` forces it on or off.
-  // Wider rows take it on FP16 operands only (wide_fused_collect), by default for k <= 10
-  // (bench_knn_gpu --targets: Fashion-MNIST).
+  // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
+  // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
+  // on an H100 (bench/RESULTS.md).
   const int stride = fused_stride(k, n);
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
-  const bool fused_pays = tf32 && k <= 10 && (wide || n >= kFusedDefaultRows);
+  const bool fused_pays = tf32 && k <= 10 && !wide && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
   // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
