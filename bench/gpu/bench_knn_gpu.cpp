@@ -490,19 +490,20 @@ void stages(const std::string& train_csv, const std::string& test_csv) {
     }
   // (k = 10 in TF32 takes the fused pass by default, k = 1,000 the written products.)
   std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 10, tf32, products written (KNN_GPU_FUSED=0):\n");
+  // The switches are read when a backend is made: each of these rows makes its own.
   setenv("KNN_GPU_FUSED", "0", 1);
-  search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
+  search(*make(knn::Device::cuda, knn::Precision::tf32), st, sq, 10, sres.get());
   unsetenv("KNN_GPU_FUSED");
   std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 10, tf32, fused pass on TF32 operands (KNN_GPU_FP16=0):\n");
   setenv("KNN_GPU_FP16", "0", 1);
-  search(knn::Device::cuda, knn::Precision::tf32, st, sq, 10, sres.get());
+  search(*make(knn::Device::cuda, knn::Precision::tf32), st, sq, 10, sres.get());
   unsetenv("KNN_GPU_FP16");
   // k = 1,000 through the fused pass (not the default there), on both kinds of operands.
   setenv("KNN_GPU_FUSED", "1", 1);
   for (const char* fp16 : {"1", "0"}) {
     std::fprintf(stderr, "stage times, synthetic 1,000,000 x 128, k = 1000, tf32, fused (KNN_GPU_FUSED=1, KNN_GPU_FP16=%s):\n", fp16);
     setenv("KNN_GPU_FP16", fp16, 1);
-    search(knn::Device::cuda, knn::Precision::tf32, st, sq, 1000, sres.get());
+    search(*make(knn::Device::cuda, knn::Precision::tf32), st, sq, 1000, sres.get());
   }
   unsetenv("KNN_GPU_FP16");
   unsetenv("KNN_GPU_FUSED");
