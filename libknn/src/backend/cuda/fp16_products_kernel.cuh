@@ -29,6 +29,7 @@ struct Fp16Tiling {
   static constexpr int StageHalves = (TileQ + TileT) * Terms;
   static constexpr std::size_t SmemBytes = static_cast<std::size_t>(Stages) * StageHalves * sizeof(__half);
   static_assert(WarpQ % 16 == 0 && WarpT % 16 == 0, "a warp takes whole pairs of m16n8 pieces");
+  static_assert(TileQ % 8 == 0, "the training rows' swizzle starts at a row that is 0 modulo 8");
 };
 
 // Queues the copy of terms [k0, k0 + 64) of `count` rows (row r at src + r * ld) into a stage's

@@ -479,6 +479,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
   // Compute: a third of its stalls were instruction fetches). acc[i][j][2h + e] is slot row
   // wq + 16i + gid + 8h of the block, training row t0 + wt + 8j + 2tig + e.
   constexpr int pitch = T::TileT + 4;  // floats a row of the tile takes
+  static_assert(T::Threads >= T::TileT, "one thread a column loads the tile's norms");
   static_assert(static_cast<std::size_t>(T::TileQ) * pitch * sizeof(float) <= T::SmemBytes, "the tile fits the stages");
   float* const tile_v = reinterpret_cast<float*>(smem);
   __syncthreads();  // every warp is done with the last stage
