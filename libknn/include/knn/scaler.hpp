@@ -52,10 +52,10 @@ class Scaler {
   /// The same into a new matrix, `m` unchanged: the scaled rows are written once, on every core,
   /// where copying them first and scaling in place would take two passes, the copy on one core.
   Matrix transformed(MatrixView m) const;
-  Matrix fit_transform(Matrix m) {
+  /// fit(), then transformed(): the host's whole fit, which every backend's fit_scaler matches.
+  Matrix fit_transform(MatrixView m) {
     fit(m);
-    transform(m);
-    return m;
+    return transformed(m);
   }
 
   /// Rebuilds a fitted scaler (a model file's): per column, kept, offset and scale.

@@ -117,9 +117,7 @@ void KnnModel::fit_encoded(MatrixView features, Preprocessor& prep) {
     // scale the rows meanwhile, with the arithmetic every backend shares, and the GPU then takes
     // the scaled rows, instead of scaling them itself and copying them back.
     stage_done("fit begun (labels and columns checked)");
-    scaler.fit(features);
-    stage_done("scaler fitted on the host");
-    scaled = scaler.transformed(features);
+    scaled = scaler.fit_transform(features);
     stage_done("training rows scaled on the host while the GPU starts");
     backend = make_backend(params_.backend);
     stage_done("backend taken for the fit");

@@ -166,10 +166,12 @@ void Scaler::fit(MatrixView train, const Communicator& comm) {
 namespace {
 
 // Scaler::transform's arithmetic from `in` into `out` (the same rows, or other rows of the same
-// size): the first value that overflows float32 is reported, with its row and column, before
-// anything is written.
+// size): rows of another width than the scaler's, or the first value that overflows float32 (with
+// its row and column), are reported before anything is written.
 void scale_into(MatrixView in, float* out, const std::vector<double>& offset, const std::vector<double>& scale,
                 Scaling kind) {
+  if (in.cols != offset.size())
+    throw Error("scaler fitted on " + std::to_string(offset.size()) + " features, given " + std::to_string(in.cols));
   const std::size_t d = in.cols;
   // A query far outside a tiny training range can overflow float once scaled: never a silent inf.
   // The first such row is found after the parallel pass, then reported with its column and value.
@@ -201,17 +203,11 @@ void scale_into(MatrixView in, float* out, const std::vector<double>& offset, co
 
 void Scaler::transform(Matrix& m) const {
   if (kind_ == Scaling::none) return;
-  if (m.cols != offset_.size())
-    throw Error("scaler fitted on " + std::to_string(offset_.size()) + " features, given " +
-                std::to_string(m.cols));
   scale_into(m, m.values.data(), offset_, scale_, kind_);
 }
 
 Matrix Scaler::transformed(MatrixView m) const {
   if (kind_ == Scaling::none) return Matrix(m);
-  if (m.cols != offset_.size())
-    throw Error("scaler fitted on " + std::to_string(offset_.size()) + " features, given " +
-                std::to_string(m.cols));
   Matrix out;
   detail::resize_prepared(out.values, m.size());  // fresh pages mapped by every thread
   out.rows = m.rows;

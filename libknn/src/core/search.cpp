@@ -33,10 +33,7 @@ Precision parse_precision(const std::string& text) {
 }
 
 // The host's scaler is every backend's default.
-Matrix Backend::fit_scaler(Scaler& scaler, MatrixView train) const {
-  scaler.fit(train);
-  return scaler.transformed(train);
-}
+Matrix Backend::fit_scaler(Scaler& scaler, MatrixView train) const { return scaler.fit_transform(train); }
 
 Matrix Backend::fit_scaler_prepared(Scaler& scaler, MatrixView train, std::shared_ptr<const PreparedTrain>& prepared) const {
   Matrix scaled = fit_scaler(scaler, train);
