@@ -44,37 +44,34 @@ __device__ __forceinline__ void copy_half_rows(__half* dst, const __half* src, s
   }
 }
 
+// A block's products on FP16 operands, the main loop every FP16 tensor-core kernel shares:
+// `load(step)` queues the copies of stage `step` (terms step * 64 onwards of the block's query rows,
+// then of its training rows) into its place in `smem` (step % Stages). Each warp's products,
+// rows wq.. of the block's queries (wq, wt: warp_corner()) against its training rows wt.., come
+// back in acc[i][j]: the m16n8 piece at (wq + 16 i, wt + 8 j). No copy is left in flight.
 template <class T>
-__global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
-  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
-  extern __shared__ float4 smem4[];
-  __half* const smem = reinterpret_cast<__half*>(smem4);
-  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
-  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
-  const __half* const q = a.qh + q0 * a.ldq;
-  const __half* const t = a.th + t0 * a.ldt;
-  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
-  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
-  const int steps = (a.kdim + T::Terms - 1) / T::Terms;
-  const auto load = [&](int step) {
-    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
-    copy_half_rows<T, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
-    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, t, a.ldt, t_count, a.kdim, step * T::Terms);
-  };
+__device__ __forceinline__ int2 warp_corner() {
+  const int warp = threadIdx.x / 32;
+  return make_int2((warp / (T::TileT / T::WarpT)) * T::WarpQ, (warp % (T::TileT / T::WarpT)) * T::WarpT);
+}
+
+template <class T, class Load>
+__device__ __forceinline__ void fp16_block_products(const __half* smem, int steps, const Load& load,
+                                                    float (&acc)[T::WarpQ / 16][T::WarpT / 8][4]) {
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8;
 #pragma unroll
   for (int s = 0; s < T::Stages - 1; ++s) {
     if (s < steps) load(s);
     cp_async_commit();
   }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
-  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
+  const int lane = threadIdx.x % 32;
+  const int2 corner = warp_corner<T>();
   // The rows this lane addresses for ldmatrix: A's matrices are (rows 0-7, terms 0-7),
   // (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) of a 16 x 16 piece, B's (0-7, 0-7), (0-7, 8-15),
   // (8-15, 0-7), (8-15, 8-15) of two 8-row pieces; every row offset but lane % 8 is a multiple
   // of 8, so a row's swizzle is lane % 8.
-  const int a_row = wq + lane % 8 + (lane / 8 % 2) * 8, a_word = lane / 16;
-  const int b_row = T::TileQ + wt + lane % 8 + (lane / 16) * 8, b_word = lane / 8 % 2;
-  float acc[MT][NT][4];
+  const int a_row = corner.x + lane % 8 + (lane / 8 % 2) * 8, a_word = lane / 16;
+  const int b_row = T::TileQ + corner.y + lane % 8 + (lane / 16) * 8, b_word = lane / 8 % 2;
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -104,7 +101,28 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel
     }
   }
   cp_async_wait<0>();
-  store_products<MT, NT>(acc, a, q0 + wq, t0 + wt, gid, tig);
+}
+
+template <class T>
+__global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
+  extern __shared__ float4 smem4[];
+  __half* const smem = reinterpret_cast<__half*>(smem4);
+  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
+  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
+  const __half* const q = a.qh + q0 * a.ldq;
+  const __half* const t = a.th + t0 * a.ldt;
+  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
+  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
+  const auto load = [&](int step) {
+    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+    copy_half_rows<T, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
+    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, t, a.ldt, t_count, a.kdim, step * T::Terms);
+  };
+  float acc[T::WarpQ / 16][T::WarpT / 8][4];
+  fp16_block_products<T>(smem, (a.kdim + T::Terms - 1) / T::Terms, load, acc);
+  const int2 corner = warp_corner<T>();
+  const int lane = threadIdx.x % 32;
+  store_products<T::WarpQ / 16, T::WarpT / 8>(acc, a, q0 + corner.x, t0 + corner.y, lane / 4, lane % 4);
 }
 
 /// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0). Throws

@@ -387,7 +387,7 @@ struct WideFusedArgs {
 
 template <class T>
 __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(WideFusedArgs a, int tiles_q, int tiles_t) {
-  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8;
   extern __shared__ float4 smem4[];
   __half* const smem = reinterpret_cast<__half*>(smem4);
   __shared__ std::int64_t q_row[T::TileQ], q_excluded[T::TileQ];
@@ -436,44 +436,11 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
     }
     copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, a.th + t0 * a.kh, a.kh, t_count, a.kh, k0);
   };
-#pragma unroll
-  for (int s = 0; s < T::Stages - 1; ++s) {
-    if (s < steps) load(s);
-    cp_async_commit();
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
-  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
-  const int a_row = wq + lane % 8 + (lane / 8 % 2) * 8, a_word = lane / 16;
-  const int b_row = T::TileQ + wt + lane % 8 + (lane / 16) * 8, b_word = lane / 8 % 2;
   float acc[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-  for (int step = 0; step < steps; ++step) {
-    cp_async_wait<T::Stages - 2>();
-    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
-    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
-    cp_async_commit();
-    const __half* const stage = smem + (step % T::Stages) * T::StageHalves;
-#pragma unroll
-    for (int ks = 0; ks < T::Terms / 16; ++ks) {
-      const int aw = ((2 * ks + a_word) ^ (lane % 8)) * 8, bw = ((2 * ks + b_word) ^ (lane % 8)) * 8;
-      unsigned af[MT][4], bf[NT / 2][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], stage + (a_row + i * 16) * T::Terms + aw);
-#pragma unroll
-      for (int j = 0; j < NT / 2; ++j) ldmatrix_x4(bf[j], stage + (b_row + j * 16) * T::Terms + bw);
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-          mma_f16(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
-    }
-  }
-  cp_async_wait<0>();
+  fp16_block_products<T>(smem, steps, load, acc);
+  const int lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+  const int2 corner = warp_corner<T>();
+  const int wq = corner.x, wt = corner.y;
   // The tile's products go through shared memory (the stages are free now): tests unrolled over
   // a thread's 128 accumulators made the kernel too large for the instruction cache (Nsight
   // Compute: a third of its stalls were instruction fetches). acc[i][j][2h + e] is slot row
