@@ -46,24 +46,13 @@ __device__ __forceinline__ void copy_half_rows(__half* dst, const __half* src, s
 
 // A block's products on FP16 operands, the main loop every FP16 tensor-core kernel shares:
 // `load(step)` queues the copies of stage `step` (terms step * 64 onwards of the block's query rows,
-// then of its training rows) into its place in `smem` (step % Stages). Each warp's products,
-// rows wq.. of the block's queries (wq, wt: warp_corner()) against its training rows wt.., come
-// back in acc[i][j]: the m16n8 piece at (wq + 16 i, wt + 8 j). No copy is left in flight.
-template <class T>
-__device__ __forceinline__ int2 warp_corner() {
-  const int warp = threadIdx.x / 32;
-  return make_int2((warp / (T::TileT / T::WarpT)) * T::WarpQ, (warp % (T::TileT / T::WarpT)) * T::WarpT);
-}
-
+// then of its training rows) into its place in `smem` (staged_loop). Each warp's products, rows
+// corner.x.. of the block's queries against its training rows corner.y.. (warp_corner), come back
+// in acc[i][j]: the m16n8 piece at (corner.x + 16 i, corner.y + 8 j).
 template <class T, class Load>
 __device__ __forceinline__ void fp16_block_products(const __half* smem, int steps, const Load& load,
                                                     float (&acc)[T::WarpQ / 16][T::WarpT / 8][4]) {
   constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8;
-#pragma unroll
-  for (int s = 0; s < T::Stages - 1; ++s) {
-    if (s < steps) load(s);
-    cp_async_commit();
-  }
   const int lane = threadIdx.x % 32;
   const int2 corner = warp_corner<T>();
   // The rows this lane addresses for ldmatrix: A's matrices are (rows 0-7, terms 0-7),
@@ -78,12 +67,7 @@ __device__ __forceinline__ void fp16_block_products(const __half* smem, int step
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-
-  for (int step = 0; step < steps; ++step) {
-    cp_async_wait<T::Stages - 2>();
-    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
-    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
-    cp_async_commit();
+  staged_loop<T::Stages>(steps, load, [&](int step) {
     const __half* const stage = smem + (step % T::Stages) * T::StageHalves;
 #pragma unroll
     for (int ks = 0; ks < T::Terms / 16; ++ks) {
@@ -99,8 +83,7 @@ __device__ __forceinline__ void fp16_block_products(const __half* smem, int step
         for (int j = 0; j < NT; ++j)
           mma_f16(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
     }
-  }
-  cp_async_wait<0>();
+  });
 }
 
 template <class T>

@@ -1,12 +1,14 @@
 #pragma once
 // What the tensor-core product kernels (products_kernel.cuh, fp16_products_kernel.cuh) share: the
-// order in which blocks take their tiles, and the store of a warp's results.
+// order in which blocks take their tiles, the ring of shared-memory stages their copies fill, each
+// warp's corner of the tile, and the store of a warp's results.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <limits>
 
 #include "backend/cuda/products.cuh"
+#include "backend/cuda/tensor_ops.cuh"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -31,6 +33,33 @@ inline int2 product_tiles(const ProductArgs& a, int tile_q, int tile_t) {
   const std::int64_t tiles_q = (a.rows + tile_q - 1) / tile_q, tiles_t = (a.cols + tile_t - 1) / tile_t;
   if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("products: too many tiles in one product");
   return make_int2(static_cast<int>(tiles_q), static_cast<int>(tiles_t));
+}
+
+// The ring of `Stages` shared-memory stages: `load(step)` queues the copies (cp.async) of stage
+// `step` into its place (step % Stages), Stages - 1 ahead; each step waits for its stage, refills
+// the place every warp is done with, and runs `compute(step)`. No copy is left in flight.
+template <int Stages, class Load, class Compute>
+__device__ __forceinline__ void staged_loop(int steps, const Load& load, const Compute& compute) {
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < steps) load(s);
+    cp_async_commit();
+  }
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<Stages - 2>();
+    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
+    if (step + Stages - 1 < steps) load(step + Stages - 1);
+    cp_async_commit();
+    compute(step);
+  }
+  cp_async_wait<0>();
+}
+
+// Where this thread's warp sits in a tile of tiling T: its first query row and training row.
+template <class T>
+__device__ __forceinline__ int2 warp_corner() {
+  const int warp = threadIdx.x / 32;
+  return make_int2((warp / (T::TileT / T::WarpT)) * T::WarpQ, (warp % (T::TileT / T::WarpT)) * T::WarpT);
 }
 
 // A warp's MT x NT accumulators of m16n8 pieces into a.c, the warp's first query row r0 and

@@ -54,7 +54,7 @@ __device__ __forceinline__ void copy_product_rows(float* dst, const float* src, 
 // so the sum is over the same terms, in another order.
 template <class T, bool Vec>
 __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
-  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8, WarpsT = T::TileT / T::WarpT;
+  constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8;
   extern __shared__ float4 smem4[];
   float* const smem = reinterpret_cast<float*>(smem4);
   const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
@@ -69,13 +69,9 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
     copy_product_rows<T, Vec, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
     copy_product_rows<T, Vec, T::TileT>(stage + T::TileQ * T::Pitch, t, a.ldt, t_count, a.kdim, step * T::Terms);
   };
-#pragma unroll
-  for (int s = 0; s < T::Stages - 1; ++s) {
-    if (s < steps) load(s);
-    cp_async_commit();
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
-  const int wq = (warp / WarpsT) * T::WarpQ, wt = (warp % WarpsT) * T::WarpT;
+  const int lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+  const int2 corner = warp_corner<T>();
+  const int wq = corner.x, wt = corner.y;
   float acc[MT][NT][4];
 #pragma unroll
   for (int i = 0; i < MT; ++i)
@@ -83,12 +79,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-
-  for (int step = 0; step < steps; ++step) {
-    cp_async_wait<T::Stages - 2>();
-    __syncthreads();  // the stage is in, and every warp is done with the one refilled next
-    if (step + T::Stages - 1 < steps) load(step + T::Stages - 1);
-    cp_async_commit();
+  staged_loop<T::Stages>(steps, load, [&](int step) {
     const float* const qs = smem + (step % T::Stages) * T::StageFloats + wq * T::Pitch + 8 * tig;
     const float* const ts = smem + (step % T::Stages) * T::StageFloats + (T::TileQ + wt) * T::Pitch + 8 * tig;
 #pragma unroll
@@ -112,9 +103,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
 #pragma unroll
         for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], qa[i][0].z, qa[i][1].z, qa[i][0].w, qa[i][1].w, tb[j].z, tb[j].w);
     }
-  }
-  cp_async_wait<0>();
-
+  });
   store_products<MT, NT>(acc, a, q0 + wq, t0 + wt, gid, tig);
 }
 
