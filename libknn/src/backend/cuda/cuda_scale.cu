@@ -215,7 +215,7 @@ bool gpu_fit_min_max(GpuContext& ctx, const BackendOptions& options, Scaler& sca
 bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler& scaler, MatrixView train, Matrix& out,
                           std::shared_ptr<const PreparedTrain>& prepared) {
   try {
-    if (!gpu_keeps(train.rows, train.cols, options, ctx.tuning, ctx.device)) return false;
+    if (!gpu_keeps(ctx, train.rows, train.cols, options)) return false;
     TileScaling s(train.rows, train.cols, train.rows);  // one tile: every row
     const cudaStream_t st = ctx.stream->s;
     upload_staged(ctx, s.x.get(), train.data, train.size(), st);
@@ -230,7 +230,7 @@ bool gpu_fit_min_max_kept(GpuContext& ctx, const BackendOptions& options, Scaler
       scaler = fitted;
       overflow(train, bad);
     }
-    std::shared_ptr<const PreparedTrain> kept = gpu_prepare_device(s.x, train.rows, train.cols, options, ctx.tuning, ctx.device, st);
+    std::shared_ptr<const PreparedTrain> kept = gpu_prepare_device(ctx, s.x, train.rows, train.cols, options, st);
     scaler = fitted;
     out = std::move(scaled);
     prepared = std::move(kept);

@@ -10,7 +10,6 @@ GpuContext::GpuContext(int device_id, const detail::GpuTuning& tuning_switches) 
   stream = std::make_unique<Stream>();
   select_stream = std::make_unique<Stream>();
   copy_stream = std::make_unique<Stream>();
-  tensor_cores = split_products(device, tuning);
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   mma = tf32_products_fit(device);
   small_k_init();

@@ -63,10 +63,12 @@ struct GpuContext {
 
   int device;
   detail::GpuTuning tuning;
-  // float32 products are taken from split operands on TF32 tensor cores (split_products).
-  bool tensor_cores = false;
-  // TF32 tensor-core products (mma.sync): tf32_products_fit.
+  // TF32 and FP16 tensor-core products (mma.sync): tf32_products_fit.
   bool mma = false;
+  /// Whether the searches' float32 products are taken from split operands on the tensor cores, and
+  /// precision auto may take the TF32 pass: where the kernels run, unless the tuning asks for
+  /// float32 products (KNN_GPU_SGEMM=1).
+  bool tensor_cores() const { return mma && !tuning.sgemm; }
   int multiprocessors = 1;  // the device's count, for the sizes of grids
   // The product runs on `stream`; the selection of one chunk of queries on `select_stream`,
   // beside the product of the next. Voting runs on `stream`.

@@ -89,7 +89,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   else ctx.small.for_each_buffer(release);
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const SearchPlan plan = plan_search(req, options, ctx.tensor_cores, ctx.tuning, prepared, free_bytes + ctx.bytes());
+  const SearchPlan plan = plan_search(req, options, ctx.tensor_cores(), ctx.tuning, prepared, free_bytes + ctx.bytes());
   if (plan.part_rows) {
     // The training rows do not fit beside one query: search them in parts, each uploaded in turn,
     // and merge the parts' nearest on the host.

@@ -15,10 +15,6 @@
 
 namespace knn::cuda {
 
-/// Whether float32 products on `device` are taken from split operands on TF32 tensor cores
-/// (where the TF32 kernel runs, tf32_products_fit, unless the tuning asks for float32 products).
-bool split_products(int device, const detail::GpuTuning& tuning);
-
 // Training rows and their squared norms in device memory; for float32 searches on tensor cores,
 // their TF32 parts too (three times the rows' bytes more).
 class DeviceTrain final : public PreparedTrain {
@@ -46,16 +42,15 @@ class DeviceTrain final : public PreparedTrain {
   std::size_t rows_, cols_;
 };
 
-/// Whether training rows of this shape stay on `device` between searches (gpu_prepare's rule).
-bool gpu_keeps(std::size_t rows, std::size_t cols, const BackendOptions& options, const detail::GpuTuning& tuning, int device);
 struct GpuContext;
+/// Whether training rows of this shape stay on ctx's device between searches (gpu_prepare's rule).
+bool gpu_keeps(const GpuContext& ctx, std::size_t rows, std::size_t cols, const BackendOptions& options);
 /// Uploads training rows (through the context's page-locked staging) and their squared norms,
 /// where gpu_keeps allows; else nullptr.
 std::shared_ptr<const PreparedTrain> gpu_prepare(GpuContext& ctx, const Matrix& train, const BackendOptions& options);
 /// gpu_prepare of rows already in device memory, rows x cols floats, which it takes from `values`
 /// (left empty); the work before on `st` is waited for.
-std::shared_ptr<const PreparedTrain> gpu_prepare_device(DeviceArray<float>& values, std::size_t rows, std::size_t cols,
-                                                        const BackendOptions& options, const detail::GpuTuning& tuning, int device,
-                                                        cudaStream_t st);
+std::shared_ptr<const PreparedTrain> gpu_prepare_device(const GpuContext& ctx, DeviceArray<float>& values, std::size_t rows,
+                                                        std::size_t cols, const BackendOptions& options, cudaStream_t st);
 
 }  // namespace knn::cuda

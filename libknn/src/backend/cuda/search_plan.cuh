@@ -37,7 +37,7 @@ constexpr std::size_t kTf32FromColumns = 8;
 
 /// Whether searches of rows with `cols` columns under `precision` take the TF32 pass (l2 and
 /// cosine; l1 sums have no products), on a device whose TF32 kernel runs (`tensor_cores`:
-/// split_products) or not: without it `automatic` keeps float32 products and their narrower
+/// GpuContext::tensor_cores) or not: without it `automatic` keeps float32 products and their narrower
 /// margin, at the same cost. The one rule the plan and the rows kept on the device share.
 constexpr bool tf32_pass(Precision precision, std::size_t cols, bool tensor_cores) {
   return precision == Precision::tf32 || (precision == Precision::automatic && tensor_cores && cols >= kTf32FromColumns);
