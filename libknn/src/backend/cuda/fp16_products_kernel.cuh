@@ -32,17 +32,54 @@ struct Fp16Tiling {
   static_assert(TileQ % 8 == 0, "the training rows' swizzle starts at a row that is 0 modulo 8");
 };
 
-// Queues the copy of terms [k0, k0 + 64) of `count` rows (row r at src + r * ld) into a stage's
-// rows (swizzled); rows past `count` and terms past kdim are zeros.
+// This thread's share of the copies that fill a stage with terms [k0, k0 + 64) of `Rows` rows of
+// one operand (row r at rows + r * ld, the first `count` of them real): word tid % Words of rows
+// tid / Words + n * RowStep, n < PerThread, swizzled. Made once a block, so that a stage's copies
+// only add the term offset and a row step: recomputed for every copy, their addresses, bound tests
+// and swizzle took most of the main loop's instructions.
 template <class T, int Rows>
-__device__ __forceinline__ void copy_half_rows(__half* dst, const __half* src, std::int64_t ld, std::int64_t count, int kdim, int k0) {
-#pragma unroll 4
-  for (int i = threadIdx.x; i < Rows * T::Words; i += T::Threads) {
-    const int r = i / T::Words, w = i % T::Words, f = k0 + w * 8;
-    const bool in = r < count && f < kdim;
-    cp_async16(dst + r * T::Terms + ((w ^ (r % 8)) * 8), in ? src + r * ld + f : src, in ? 16 : 0);
+struct HalfRowCopies {
+  static constexpr int RowStep = T::Threads / T::Words, PerThread = Rows / RowStep;
+  static_assert(T::Threads % T::Words == 0 && Rows % RowStep == 0 && PerThread <= 32, "every thread copies whole columns of words");
+  static_assert(RowStep % 8 == 0, "a thread's rows share their swizzle");
+  const __half* src;  // this thread's first row, at its word
+  std::int64_t step;  // RowStep rows of the operand, in halves
+  unsigned real;      // bit n: the thread's row n is one of the `count`
+  int at;             // the first row's word in a stage (halves)
+  int term;           // the word's first term within the stage's 64
+  bool whole;         // every row of the tile is real: the same for the whole block
+
+  __device__ __forceinline__ HalfRowCopies(const __half* rows, std::int64_t ld, std::int64_t count) {
+    const int r = static_cast<int>(threadIdx.x) / T::Words, w = static_cast<int>(threadIdx.x) % T::Words;
+    src = rows + r * ld + w * 8;
+    step = RowStep * ld;
+    term = w * 8;
+    at = r * T::Terms + (w ^ (r % 8)) * 8;
+    whole = count >= Rows;
+    real = 0;
+#pragma unroll
+    for (int n = 0; n < PerThread; ++n) real |= static_cast<unsigned>(r + n * RowStep < count) << n;
   }
-}
+
+  // Queues the copies of terms [k0, k0 + 64) into `stage` (rows T::Terms halves apart); rows past
+  // count and terms past kdim are zeros. `any`: a readable address, the source of the zeros.
+  __device__ __forceinline__ void operator()(__half* stage, int kdim, int k0, const __half* any) const {
+    const __half* p = src + k0;
+    // Every copy whole (most stages): a test the whole block takes alike, so that no warp is left
+    // divergent before its mma.sync.aligned steps.
+    if (whole && k0 + T::Terms <= kdim) {
+#pragma unroll
+      for (int n = 0; n < PerThread; ++n, p += step) cp_async16(stage + at + n * RowStep * T::Terms, p, 16);
+      return;
+    }
+    const bool in_terms = k0 + term < kdim;
+#pragma unroll
+    for (int n = 0; n < PerThread; ++n, p += step) {
+      const bool in = in_terms && (real >> n & 1u);
+      cp_async16(stage + at + n * RowStep * T::Terms, in ? p : any, in ? 16 : 0);
+    }
+  }
+};
 
 // A block's products on FP16 operands, the main loop every FP16 tensor-core kernel shares:
 // `load(step)` queues the copies of stage `step` (terms step * 64 onwards of the block's query rows,
@@ -96,10 +133,12 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel
   const __half* const t = a.th + t0 * a.ldt;
   const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
   const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
+  const HalfRowCopies<T, T::TileQ> copy_q(q, a.ldq, q_count);
+  const HalfRowCopies<T, T::TileT> copy_t(t, a.ldt, t_count);
   const auto load = [&](int step) {
     __half* const stage = smem + (step % T::Stages) * T::StageHalves;
-    copy_half_rows<T, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
-    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, t, a.ldt, t_count, a.kdim, step * T::Terms);
+    copy_q(stage, a.kdim, step * T::Terms, a.qh);
+    copy_t(stage + T::TileQ * T::Terms, a.kdim, step * T::Terms, a.th);
   };
   float acc[T::WarpQ / 16][T::WarpT / 8][4];
   fp16_block_products<T>(smem, (a.kdim + T::Terms - 1) / T::Terms, load, acc);

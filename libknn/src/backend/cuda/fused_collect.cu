@@ -74,6 +74,13 @@ __device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, fl
   return __double2float_ru(p);
 }
 
+// The lesser of x and y, NaN where either is NaN (fminf would give the other one).
+__device__ __forceinline__ float min_nan(float x, float y) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+}
+
 // The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8
 // consecutive terms of a row (two 16-byte loads of B), two per k-step, so that B's b0 and b1
 // come as a register pair from one load. (b1, at k-slot tig + 4, is the term after b0's.)
@@ -200,26 +207,40 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   }
   // Chunk c: terms (c % chunks_per_stage) * CH .. + CH - 1 of the training rows of stage
   // c / chunks_per_stage, into ring place c % kFusedRing (zeros past kdim and past the rows).
+  // FP16 and aligned TF32 rows are copied in 16-byte words: this thread's are word copy_word of
+  // rows copy_row + n * row_step of the stage, their place in a chunk found once here, and their
+  // sources a row step apart (addressed copy by copy, the addresses took more instructions than
+  // the copies).
+  constexpr int words = CH / per_word;  // 16-byte words a row of a chunk
+  constexpr int row_step = kFusedThreads / words, copies = kFusedRows / row_step;
+  static_assert(kFusedThreads % words == 0 && kFusedRows % row_step == 0 && row_step % 2 == 0,
+                "every thread copies whole columns of words, of rows of one parity (the swizzle)");
+  const int ld = Half ? a.kh : a.kdim, kmax = Half ? a.kh : a.kdim;
+  const Element* const rows = reinterpret_cast<const Element*>(Half ? static_cast<const void*>(a.th) : static_cast<const void*>(a.t));
+  const int copy_row = static_cast<int>(threadIdx.x) / words, copy_word = static_cast<int>(threadIdx.x) % words;
+  const int copy_term = copy_word * per_word;
+  // 16-byte word w of row r at w ^ 4 in odd rows of 64-term FP16 chunks (the swizzle above).
+  const int copy_at = copy_row * cstride + (Half && CH == 64 ? copy_word ^ ((copy_row & 1) << 2) : copy_word) * per_word;
   const auto load_chunk = [&](std::int64_t c) {
     const std::int64_t s = c / chunks_per_stage;
     const int k0 = static_cast<int>(c - s * chunks_per_stage) * CH, place = static_cast<int>(c % kFusedRing);
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
     Element* const dst = ring + place * kFusedRows * cstride;
-    if (Half) {
-      // 16-byte word w of row r at w ^ 4 in odd rows of 64-term chunks (the swizzle above).
-      for (int i = threadIdx.x; i < kFusedRows * CH / 8; i += kFusedThreads) {
-        const int r = i / (CH / 8), w = i % (CH / 8), f = k0 + w * 8;
-        const int at = CH == 64 ? w ^ ((r & 1) << 2) : w;
-        const std::int64_t j = j0 + r;
-        const bool in = j < b.n && f < a.kh;
-        cp_async16(dst + r * cstride + at * 8, in ? a.th + j * a.kh + f : a.th, in ? 16 : 0);
-      }
-    } else if (Vec) {
-      for (int i = threadIdx.x; i < kFusedRows * CH / 4; i += kFusedThreads) {
-        const int r = i / (CH / 4), f = k0 + (i % (CH / 4)) * 4;
-        const std::int64_t j = j0 + r;
-        const bool in = j < b.n && f < a.kdim;
-        cp_async16(dst + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 16 : 0);
+    if (Half || Vec) {
+      const Element* const p = rows + (j0 + copy_row) * ld + k0 + copy_term;
+      const std::int64_t copy_step = std::int64_t{row_step} * ld;
+      // Every copy whole (all stages but the last, where kdim fills the chunks): a test the whole
+      // block takes alike, so that no warp is left divergent before its mma.sync.aligned steps.
+      if (k0 + CH <= kmax && b.n - j0 >= kFusedRows) {
+#pragma unroll
+        for (int n = 0; n < copies; ++n) cp_async16(dst + copy_at + n * row_step * cstride, p + n * copy_step, 16);
+      } else {
+        const bool in_terms = k0 + copy_term < kmax;
+#pragma unroll
+        for (int n = 0; n < copies; ++n) {
+          const bool in = in_terms && j0 + copy_row + n * row_step < b.n;
+          cp_async16(dst + copy_at + n * row_step * cstride, in ? p + n * copy_step : rows, in ? 16 : 0);
+        }
       }
     } else {
       for (int i = threadIdx.x; i < kFusedRows * CH; i += kFusedThreads) {
@@ -256,69 +277,77 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) cheap[m][h] = q_cheap[wm * 64 + m * 16 + h * 8 + gid];
   const uint4* const qa = qf + (wm * 4) * (KP / kstep) * 32 + lane;  // this warp's first 16-row tile
+  // The products of the stage: each starts from its first MMA (mma_f16_first, mma_tf32_first),
+  // which takes no accumulator.
   float acc[4][4][4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
 
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    cp_async_wait<kFusedRing - 2>();
-    // Chunk c is in for every thread, and every thread is done with chunk c - 1, whose place the
-    // copy below refills.
-    __syncthreads();
-    if (c + kFusedRing - 1 < chunks) load_chunk(c + kFusedRing - 1);
-    cp_async_commit();
-    const int place = static_cast<int>(c % kFusedRing);
-    const int k0 = static_cast<int>(c % chunks_per_stage) * CH;
-    const Element* const tb = ring + place * kFusedRows * cstride + (wn * 32 + gid) * cstride;
-    if (Half) {
-      // The chunk's terms 32 at a time: one 16-byte word of B (8 terms) a lane and column tile,
-      // for k-steps s and s + 1.
+  for (std::int64_t stage = 0; stage < stages; ++stage) {
 #pragma unroll
-      for (int p = 0; p < CH / 32; ++p) {
-        const int s = k0 / 16 + p * 2, w = p * 4 + tig, at = CH == 64 ? w ^ ((gid & 1) << 2) : w;
-        uint4 bf[4];
+    for (int u = 0; u < chunks_per_stage; ++u) {
+      const std::int64_t c = stage * chunks_per_stage + u;
+      cp_async_wait<kFusedRing - 2>();
+      // Chunk c is in for every thread, and every thread is done with chunk c - 1, whose place
+      // the copy below refills.
+      __syncthreads();
+      if (c + kFusedRing - 1 < chunks) load_chunk(c + kFusedRing - 1);
+      cp_async_commit();
+      const int place = static_cast<int>(c % kFusedRing);
+      const Element* const tb = ring + place * kFusedRows * cstride + (wn * 32 + gid) * cstride;
+      if (Half) {
+        // The chunk's terms 32 at a time: one 16-byte word of B (8 terms) a lane and column tile,
+        // for k-steps s and s + 1.
 #pragma unroll
-        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const uint4*>(tb + n * 8 * cstride + at * 8);
+        for (int p = 0; p < CH / 32; ++p) {
+          const int s = u * CH / 16 + p * 2, w = p * 4 + tig, at = CH == 64 ? w ^ ((gid & 1) << 2) : w;
+          uint4 bf[4];
 #pragma unroll
-        for (int step = 0; step < 2; ++step)
+          for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const uint4*>(tb + n * 8 * cstride + at * 8);
 #pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            const uint4 af = qa[(m * (KP / 16) + s + step) * 32];
+          for (int step = 0; step < 2; ++step)
 #pragma unroll
-            for (int n = 0; n < 4; ++n)
-              mma_f16(acc[m][n], af.x, af.y, af.z, af.w, step ? bf[n].z : bf[n].x, step ? bf[n].w : bf[n].y);
-          }
-      }
-    } else {
-      // The chunk's 32 terms in two halves (4 of this thread's 8 values of B): k-steps s and s + 1.
+            for (int m = 0; m < 4; ++m) {
+              const uint4 af = qa[(m * (KP / 16) + s + step) * 32];
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int s = k0 / 8 + half * 2;
-        float4 bf[4];
-#pragma unroll
-        for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(tb) + tig * 8 + n * 8 * cstride + half * 4);
-#pragma unroll
-        for (int step = 0; step < 2; ++step)
-#pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            const float4 af = reinterpret_cast<const float4*>(qa)[(m * (KP / 8) + s + step) * 32];
-#pragma unroll
-            for (int n = 0; n < 4; ++n) {
-              const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
-              mma_tf32(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+              for (int n = 0; n < 4; ++n) {
+                const unsigned b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+                if (s + step == 0) {
+                  mma_f16_first(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+                } else {
+                  mma_f16(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+                }
+              }
             }
-          }
+        }
+      } else {
+        // The chunk's 32 terms in two halves (4 of this thread's 8 values of B): k-steps s and s + 1.
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int s = u * CH / 8 + half * 2;
+          float4 bf[4];
+#pragma unroll
+          for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(tb) + tig * 8 + n * 8 * cstride + half * 4);
+#pragma unroll
+          for (int step = 0; step < 2; ++step)
+#pragma unroll
+            for (int m = 0; m < 4; ++m) {
+              const float4 af = reinterpret_cast<const float4*>(qa)[(m * (KP / 8) + s + step) * 32];
+#pragma unroll
+              for (int n = 0; n < 4; ++n) {
+                const float b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
+                if (s + step == 0) {
+                  mma_tf32_first(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+                } else {
+                  mma_tf32(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
+                }
+              }
+            }
+        }
       }
     }
-    if (k0 + CH < KP) continue;  // the stage's products are not whole yet
     // acc[m][n][e]: query row wm * 64 + m * 16 + gid (+ 8 for e >= 2), training row
     // wn * 32 + n * 8 + 2 tig (+ 1 for odd e) of the stage; v = acc (TF32) or acc inv2 / -2 (FP16).
-    const std::int64_t j0 = (stage0 + c / chunks_per_stage) * kFusedRows;
-    const float* const tn = t_norm[place];
+    const std::int64_t j0 = (stage0 + stage) * kFusedRows;
+    const float* const tn = t_norm[static_cast<int>((stage * chunks_per_stage + chunks_per_stage - 1) % kFusedRing)];
     float tnc[4][2];  // tn c of this thread's 8 columns (fused_cheap_limit)
 #pragma unroll
     for (int n = 0; n < 4; ++n)
@@ -329,17 +358,21 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       float inv2[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) inv2[h] = Half ? q_inv2[wm * 64 + m * 16 + h * 8 + gid] : -2.0f;
-      // The cheap test of the 16 products of this 16-row tile first, as bits; the rare products
-      // that pass take the exact test after.
-      unsigned pass = 0;
+      // The cheap test of a query row's 8 products at once: the least of their cheap values x
+      // (NaN where any is NaN), so that "some x passes" is one comparison; the rare rows with a
+      // product that passes test each product again, then the exact bound.
+      bool any = false;
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h) {
+        float least = fmaf(inv2[h], acc[m][0][2 * h], tnc[0][0]);
 #pragma unroll
         for (int n = 0; n < 4; ++n)
 #pragma unroll
           for (int e = 0; e < 2; ++e)
-            pass |= static_cast<unsigned>(!(fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) << ((h * 4 + n) * 2 + e);
-      if (pass != 0) {
+            if (n + e > 0) least = min_nan(least, fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]));
+        any |= !(least > cheap[m][h]);
+      }
+      if (any) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = wm * 64 + m * 16 + h * 8 + gid;
@@ -347,7 +380,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
           for (int n = 0; n < 4; ++n)
 #pragma unroll
             for (int e = 0; e < 2; ++e)
-              if (pass >> ((h * 4 + n) * 2 + e) & 1u) {
+              if (!(fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) {
                 const float v = Half ? acc[m][n][2 * h + e] * (-0.5f * inv2[h]) : acc[m][n][2 * h + e];
                 const float l = l2_float_bound<false>(v, q_norm[r], tn[wn * 32 + n * 8 + 2 * tig + e], b.c_dn, q_abs[r]);
                 const std::int64_t j = j0 + wn * 32 + n * 8 + 2 * tig + e;
@@ -359,10 +392,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
               }
         }
       }
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.0f;
     }
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
@@ -424,6 +453,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
   __syncthreads();  // q_row, before the first copies
   const std::int64_t t_count = b.n - t0 < T::TileT ? b.n - t0 : T::TileT;
   const int steps = (a.kh + T::Terms - 1) / T::Terms;
+  const HalfRowCopies<T, T::TileT> copy_t(a.th + t0 * a.kh, a.kh, t_count);
   const auto load = [&](int step) {
     __half* const stage = smem + (step % T::Stages) * T::StageHalves;
     const int k0 = step * T::Terms;
@@ -434,7 +464,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
       const bool in = q_row[r] >= 0 && f < a.kh;
       cp_async16(stage + r * T::Terms + ((w ^ (r % 8)) * 8), in ? a.qh + q_row[r] * a.kh + f : a.qh, in ? 16 : 0);
     }
-    copy_half_rows<T, T::TileT>(stage + T::TileQ * T::Terms, a.th + t0 * a.kh, a.kh, t_count, a.kh, k0);
+    copy_t(stage + T::TileQ * T::Terms, a.kh, k0, a.th);
   };
   float acc[MT][NT][4];
   fp16_block_products<T>(smem, steps, load, acc);
