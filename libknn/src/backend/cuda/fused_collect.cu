@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <knn/prim/device/device_reduce.cuh>
 
@@ -20,23 +21,24 @@ namespace {
 
 constexpr int kFusedQueries = 256;   // queries a block (their operand rows stay in shared memory)
 constexpr int kFusedRows = 128;      // training rows a stage
-constexpr int kFusedChunk = 32;      // product terms a chunk of a stage (the unit of the copy ring)
+constexpr int kFusedChunk = 32;      // product terms a chunk of a stage with TF32 operands (the unit of the copy ring)
 constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
 constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
 
-// FP16 operands (TF32 searches, by default; fp16_operands.cuh): a chunk holds 64 terms (32 when there are only 32), 128 bytes a row with no
-// padding: the 16-byte words of odd rows are swizzled (word w at w ^ 4) so that a quarter warp's
-// loads from two rows fall in distinct banks.
+// FP16 operands (TF32 searches, by default; fp16_operands.cuh): a chunk holds all of a stage's
+// terms (32, 64 or 128), so that a stage takes one barrier; 64 to 256 bytes a row with no padding:
+// from 64 terms on, the 16-byte words of odd rows are swizzled (word w at w ^ 4) so that a quarter
+// warp's loads from two rows fall in distinct banks.
 
 template <bool Half>
-__host__ __device__ constexpr int fused_chunk_terms(int kp) { return Half ? (kp < 64 ? kp : 64) : kFusedChunk; }
+__host__ __device__ constexpr int fused_chunk_terms(int kp) { return Half ? kp : kFusedChunk; }
 // Elements a training row takes in a chunk buffer: kFusedChunk + 4 floats (so that the 16-byte
 // loads of a quarter warp fall in distinct banks), or the chunk's halves (swizzled).
 template <bool Half>
 __host__ __device__ constexpr int fused_chunk_stride(int kp) { return Half ? fused_chunk_terms<true>(kp) : kFusedChunk + 4; }
 
 // Dynamic shared memory of fused_collect for kp product terms (32, 64 or 128): the queries
-// (A-fragment order) and the ring of chunks. 200 KiB at kp = 128 with TF32 operands, 128 with FP16.
+// (A-fragment order) and the ring of chunks. 200 KiB at kp = 128 with TF32 operands, 192 with FP16.
 template <bool Half>
 constexpr std::size_t fused_smem_bytes(int kp) {
   const std::size_t element = Half ? 2 : 4;
@@ -219,8 +221,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   const Element* const rows = reinterpret_cast<const Element*>(Half ? static_cast<const void*>(a.th) : static_cast<const void*>(a.t));
   const int copy_row = static_cast<int>(threadIdx.x) / words, copy_word = static_cast<int>(threadIdx.x) % words;
   const int copy_term = copy_word * per_word;
-  // 16-byte word w of row r at w ^ 4 in odd rows of 64-term FP16 chunks (the swizzle above).
-  const int copy_at = copy_row * cstride + (Half && CH == 64 ? copy_word ^ ((copy_row & 1) << 2) : copy_word) * per_word;
+  // 16-byte word w of row r at w ^ 4 in odd rows of FP16 chunks of 64 terms or more (the swizzle above).
+  const int copy_at = copy_row * cstride + (Half && CH >= 64 ? copy_word ^ ((copy_row & 1) << 2) : copy_word) * per_word;
   const auto load_chunk = [&](std::int64_t c) {
     const std::int64_t s = c / chunks_per_stage;
     const int k0 = static_cast<int>(c - s * chunks_per_stage) * CH, place = static_cast<int>(c % kFusedRing);
@@ -294,11 +296,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       const int place = static_cast<int>(c % kFusedRing);
       const Element* const tb = ring + place * kFusedRows * cstride + (wn * 32 + gid) * cstride;
       if (Half) {
-        // The chunk's terms 32 at a time: one 16-byte word of B (8 terms) a lane and column tile,
-        // for k-steps s and s + 1.
-#pragma unroll
-        for (int p = 0; p < CH / 32; ++p) {
-          const int s = u * CH / 16 + p * 2, w = p * 4 + tig, at = CH == 64 ? w ^ ((gid & 1) << 2) : w;
+        // The stage's terms 32 at a time (a chunk is the whole stage): one 16-byte word of B (8
+        // terms) a lane and column tile, for k-steps s and s + 1. The first 32 start the products;
+        // the loop over the rest is not unrolled, which keeps the registers within the block's
+        // 128 (unrolled over 128 terms, they spilled).
+        static_assert(!Half || chunks_per_stage == 1, "FP16 chunks are whole stages");
+        const auto terms32 = [&](int p, auto first) {
+          const int s = p * 2, w = p * 4 + tig, at = CH >= 64 ? w ^ ((gid & 1) << 2) : w;
           uint4 bf[4];
 #pragma unroll
           for (int n = 0; n < 4; ++n) bf[n] = *reinterpret_cast<const uint4*>(tb + n * 8 * cstride + at * 8);
@@ -310,14 +314,17 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
               for (int n = 0; n < 4; ++n) {
                 const unsigned b0 = step ? bf[n].z : bf[n].x, b1 = step ? bf[n].w : bf[n].y;
-                if (s + step == 0) {
+                if (decltype(first)::value && step == 0) {
                   mma_f16_first(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
                 } else {
                   mma_f16(acc[m][n], af.x, af.y, af.z, af.w, b0, b1);
                 }
               }
             }
-        }
+        };
+        terms32(0, std::true_type{});
+#pragma unroll 1
+        for (int p = 1; p < CH / 32; ++p) terms32(p, std::false_type{});
       } else {
         // The chunk's 32 terms in two halves (4 of this thread's 8 values of B): k-steps s and s + 1.
 #pragma unroll
