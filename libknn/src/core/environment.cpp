@@ -18,6 +18,7 @@ GpuTuning gpu_tuning() {
   if (const char* v = std::getenv("KNN_GPU_FUSED"); v && *v) t.fused = equals(v, "1") ? 1 : 0;
   t.fp16 = !equals(std::getenv("KNN_GPU_FP16"), "0");
   if (const char* v = std::getenv("KNN_GPU_CHUNKS")) t.chunks = std::max<long long>(std::atoll(v), 1);
+  if (const char* v = std::getenv("KNN_GPU_FUSED_STRIDE"); v && *v) t.fused_stride = static_cast<int>(std::clamp<long long>(std::atoll(v), 1, 1024));
   t.vote = !equals(std::getenv("KNN_GPU_VOTE"), "0");
   return t;
 }

@@ -582,9 +582,11 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 // about stride * k plus those within the margin, which must fit the first round's lists of
 // 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample at least
 // 4k rows (a sparser sample only lengthens the lists that the pass and the ranking then handle).
-int fused_stride(std::int64_t k, std::int64_t n) {
-  const std::int64_t by_lists = (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
-  return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, 32));
+// `asked` (the tuning's, for measurements) replaces the first bound where it is not 0; lists that
+// overflow then take the second round, so every stride gives the same answer.
+int fused_stride(std::int64_t k, std::int64_t n, int asked) {
+  const std::int64_t by_lists = asked > 0 ? asked : (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, asked > 0 ? 1024 : 32));
 }
 
 namespace {

@@ -63,8 +63,9 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
 void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
                   int multiprocessors, cudaStream_t st);
 
-/// tau's sample: one training row in this many (docs/architecture.md#the-fused-pass).
-int fused_stride(std::int64_t k, std::int64_t n);
+/// tau's sample: one training row in this many (docs/architecture.md#the-fused-pass); `asked`, where
+/// not 0, the tuning's (KNN_GPU_FUSED_STRIDE).
+int fused_stride(std::int64_t k, std::int64_t n, int asked = 0);
 
 /// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
 /// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.

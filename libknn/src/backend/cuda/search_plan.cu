@@ -39,7 +39,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
   // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
   // on an H100 (bench/RESULTS.md).
-  const int stride = fused_stride(k, n);
+  const int stride = fused_stride(k, n, tuning.fused_stride);
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
   const bool fused_pays = tf32 && k <= 10 && !wide && n >= kFusedDefaultRows;
