@@ -32,54 +32,10 @@ struct Fp16Tiling {
   static_assert(TileQ % 8 == 0, "the training rows' swizzle starts at a row that is 0 modulo 8");
 };
 
-// This thread's share of the copies that fill a stage with terms [k0, k0 + 64) of `Rows` rows of
-// one operand (row r at rows + r * ld, the first `count` of them real): word tid % Words of rows
-// tid / Words + n * RowStep, n < PerThread, swizzled. Made once a block, so that a stage's copies
-// only add the term offset and a row step: recomputed for every copy, their addresses, bound tests
-// and swizzle took most of the main loop's instructions.
+// A thread's copies of one operand into a stage (RowCopies, product_tiles.cuh): 64 terms a row,
+// words swizzled.
 template <class T, int Rows>
-struct HalfRowCopies {
-  static constexpr int RowStep = T::Threads / T::Words, PerThread = Rows / RowStep;
-  static_assert(T::Threads % T::Words == 0 && Rows % RowStep == 0 && PerThread <= 32, "every thread copies whole columns of words");
-  static_assert(RowStep % 8 == 0, "a thread's rows share their swizzle");
-  const __half* src;  // this thread's first row, at its word
-  std::int64_t step;  // RowStep rows of the operand, in halves
-  unsigned real;      // bit n: the thread's row n is one of the `count`
-  int at;             // the first row's word in a stage (halves)
-  int term;           // the word's first term within the stage's 64
-  bool whole;         // every row of the tile is real: the same for the whole block
-
-  __device__ __forceinline__ HalfRowCopies(const __half* rows, std::int64_t ld, std::int64_t count) {
-    const int r = static_cast<int>(threadIdx.x) / T::Words, w = static_cast<int>(threadIdx.x) % T::Words;
-    src = rows + r * ld + w * 8;
-    step = RowStep * ld;
-    term = w * 8;
-    at = r * T::Terms + (w ^ (r % 8)) * 8;
-    whole = count >= Rows;
-    real = 0;
-#pragma unroll
-    for (int n = 0; n < PerThread; ++n) real |= static_cast<unsigned>(r + n * RowStep < count) << n;
-  }
-
-  // Queues the copies of terms [k0, k0 + 64) into `stage` (rows T::Terms halves apart); rows past
-  // count and terms past kdim are zeros. `any`: a readable address, the source of the zeros.
-  __device__ __forceinline__ void operator()(__half* stage, int kdim, int k0, const __half* any) const {
-    const __half* p = src + k0;
-    // Every copy whole (most stages): a test the whole block takes alike, so that no warp is left
-    // divergent before its mma.sync.aligned steps.
-    if (whole && k0 + T::Terms <= kdim) {
-#pragma unroll
-      for (int n = 0; n < PerThread; ++n, p += step) cp_async16(stage + at + n * RowStep * T::Terms, p, 16);
-      return;
-    }
-    const bool in_terms = k0 + term < kdim;
-#pragma unroll
-    for (int n = 0; n < PerThread; ++n, p += step) {
-      const bool in = in_terms && (real >> n & 1u);
-      cp_async16(stage + at + n * RowStep * T::Terms, in ? p : any, in ? 16 : 0);
-    }
-  }
-};
+using HalfRowCopies = RowCopies<__half, T::Threads, T::Terms, T::Terms, true, Rows>;
 
 // A block's products on FP16 operands, the main loop every FP16 tensor-core kernel shares:
 // `load(step)` queues the copies of stage `step` (terms step * 64 onwards of the block's query rows,

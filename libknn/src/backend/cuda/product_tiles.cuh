@@ -55,6 +55,60 @@ __device__ __forceinline__ void staged_loop(int steps, const Load& load, const C
   cp_async_wait<0>();
 }
 
+// This thread's share of the 16-byte copies (cp.async) that fill a stage with terms
+// [k0, k0 + Terms) of `Rows` rows of one operand (row r at rows + r * ld, the first `count` of them
+// real; rows and ld whole 16-byte words): word tid % Words of rows tid / Words + n * RowStep,
+// n < PerThread, rows RowPitch elements apart in the stage, and with Swizzle word w of row r at
+// w ^ (r % 8). Made once a block, so that a stage's copies only add the term offset and a row
+// step: recomputed for every copy, their addresses, bound tests and swizzle took most of the main
+// loops' instructions.
+template <class Element, int Threads, int Terms, int RowPitch, bool Swizzle, int Rows>
+struct RowCopies {
+  static constexpr int PerWord = 16 / static_cast<int>(sizeof(Element)), Words = Terms / PerWord;
+  static constexpr int RowStep = Threads / Words, PerThread = Rows / RowStep;
+  static_assert(Terms % PerWord == 0 && Threads % Words == 0 && Rows % RowStep == 0 && PerThread <= 32,
+                "every thread copies whole columns of words");
+  static_assert(!Swizzle || RowStep % 8 == 0, "a thread's rows share their swizzle");
+  const Element* src;  // this thread's first row, at its word
+  std::int64_t step;   // RowStep rows of the operand, in elements
+  unsigned real;       // bit n: the thread's row n is one of the `count`
+  int at;              // the first row's word in a stage (elements)
+  int term;            // the word's first term within the stage
+  bool whole;          // every row of the tile is real: the same for the whole block
+
+  __device__ __forceinline__ RowCopies(const Element* rows, std::int64_t ld, std::int64_t count) {
+    const int r = static_cast<int>(threadIdx.x) / Words, w = static_cast<int>(threadIdx.x) % Words;
+    src = rows + r * ld + w * PerWord;
+    step = RowStep * ld;
+    term = w * PerWord;
+    at = r * RowPitch + (Swizzle ? w ^ (r % 8) : w) * PerWord;
+    whole = count >= Rows;
+    real = 0;
+#pragma unroll
+    for (int n = 0; n < PerThread; ++n) real |= static_cast<unsigned>(r + n * RowStep < count) << n;
+  }
+
+  // Queues the copies of terms [k0, k0 + Terms) into `stage`; rows past count and terms past kdim
+  // are zeros (of a word that kdim cuts, the part past it). `any`: a readable address, the source
+  // of the zeros.
+  __device__ __forceinline__ void operator()(Element* stage, int kdim, int k0, const Element* any) const {
+    const Element* p = src + k0;
+    // Every copy whole (most stages): a test the whole block takes alike, so that no warp is left
+    // divergent before its mma.sync.aligned steps.
+    if (whole && k0 + Terms <= kdim) {
+#pragma unroll
+      for (int n = 0; n < PerThread; ++n, p += step) cp_async16(stage + at + n * RowStep * RowPitch, p, 16);
+      return;
+    }
+    const int bytes = max(0, min(PerWord, kdim - k0 - term)) * static_cast<int>(sizeof(Element));
+#pragma unroll
+    for (int n = 0; n < PerThread; ++n, p += step) {
+      const int b = real >> n & 1u ? bytes : 0;
+      cp_async16(stage + at + n * RowStep * RowPitch, b ? p : any, b);
+    }
+  }
+};
+
 // Where this thread's warp sits in a tile of tiling T: its first query row and training row.
 template <class T>
 __device__ __forceinline__ int2 warp_corner() {

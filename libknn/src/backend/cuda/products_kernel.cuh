@@ -26,55 +26,12 @@ struct Tf32Tiling {
   static constexpr std::size_t SmemBytes = static_cast<std::size_t>(Stages) * StageFloats * sizeof(float);
 };
 
-// This thread's share of the 16-byte copies that fill a stage with terms [k0, k0 + 32) of `Rows`
-// rows of one operand (row r at rows + r * ld, the first `count` of them real; rows and ld
-// multiples of 4 floats): word tid % Words of rows tid / Words + n * RowStep, n < PerThread. Made
-// once a block, as HalfRowCopies (fp16_products_kernel.cuh) is, so that a stage's copies only add
-// the term offset and a row step.
+// A thread's copies of one operand into a stage (RowCopies, product_tiles.cuh) where rows start
+// 16-byte aligned: 32 terms a row, Pitch floats apart.
 template <class T, int Rows>
-struct FloatRowCopies {
-  static constexpr int Words = T::Terms / 4, RowStep = T::Threads / Words, PerThread = Rows / RowStep;
-  static_assert(T::Threads % Words == 0 && Rows % RowStep == 0 && PerThread <= 32, "every thread copies whole columns of words");
-  const float* src;   // this thread's first row, at its word
-  std::int64_t step;  // RowStep rows of the operand, in floats
-  unsigned real;      // bit n: the thread's row n is one of the `count`
-  int at;             // the first row's word in a stage (floats)
-  int term;           // the word's first term within the stage's 32
-  bool whole;         // every row of the tile is real: the same for the whole block
+using FloatRowCopies = RowCopies<float, T::Threads, T::Terms, T::Pitch, false, Rows>;
 
-  __device__ __forceinline__ FloatRowCopies(const float* rows, std::int64_t ld, std::int64_t count) {
-    const int r = static_cast<int>(threadIdx.x) / Words, w = static_cast<int>(threadIdx.x) % Words;
-    src = rows + r * ld + w * 4;
-    step = RowStep * ld;
-    term = w * 4;
-    at = r * T::Pitch + w * 4;
-    whole = count >= Rows;
-    real = 0;
-#pragma unroll
-    for (int n = 0; n < PerThread; ++n) real |= static_cast<unsigned>(r + n * RowStep < count) << n;
-  }
-
-  // Queues the copies of terms [k0, k0 + 32) into `stage` (rows T::Pitch floats apart); rows past
-  // count and terms past kdim are zeros. `any`: a readable address, the source of the zeros.
-  __device__ __forceinline__ void operator()(float* stage, int kdim, int k0, const float* any) const {
-    const float* p = src + k0;
-    // Every copy whole (most stages): a test the whole block takes alike, so that no warp is left
-    // divergent before its mma.sync.aligned steps.
-    if (whole && k0 + T::Terms <= kdim) {
-#pragma unroll
-      for (int n = 0; n < PerThread; ++n, p += step) cp_async16(stage + at + n * RowStep * T::Pitch, p, 16);
-      return;
-    }
-    const int bytes = max(0, min(4, kdim - k0 - term)) * 4;
-#pragma unroll
-    for (int n = 0; n < PerThread; ++n, p += step) {
-      const int b = real >> n & 1u ? bytes : 0;
-      cp_async16(stage + at + n * RowStep * T::Pitch, b ? p : any, b);
-    }
-  }
-};
-
-// The same copies one float at a time, for rows that are not 16-byte aligned.
+// The copies one float at a time, for rows that are not 16-byte aligned.
 template <class T, int Rows>
 __device__ __forceinline__ void copy_product_floats(float* dst, const float* src, std::int64_t ld, std::int64_t count, int kdim, int k0) {
   for (int i = threadIdx.x; i < Rows * T::Terms; i += T::Threads) {
