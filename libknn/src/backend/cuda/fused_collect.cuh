@@ -63,7 +63,7 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
 void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
                   int multiprocessors, cudaStream_t st);
 
-/// tau's sample: one training row in this many (docs/architecture.md#the-fused-pass); `asked`, where
+/// tau's sample: one training row in this many (docs/exactness.md#sampled-tau); `asked`, where
 /// not 0, the tuning's (KNN_GPU_FUSED_STRIDE).
 int fused_stride(std::int64_t k, std::int64_t n, int asked = 0);
 

@@ -1,4 +1,4 @@
-// Exact k-nearest-neighbour search on the GPU: the tile loop (docs/architecture.md#the-gpu-search).
+// Exact k-nearest-neighbour search on the GPU: the tile loop (docs/architecture.md#the-path-of-one-query).
 //
 // Per tile of queries: (1) a product (products.cuh: fp32, or TF32 tensor cores) against all training
 // rows gives each pair an approximate value, from which an upper and a lower bound of the defined

@@ -1,5 +1,5 @@
 #pragma once
-// Selection for k <= kFastK (docs/architecture.md#the-gpu-search): tau from a sample of each
+// Selection for k <= kFastK (docs/architecture.md#the-path-of-one-query): tau from a sample of each
 // query's upper bounds, one pass that appends candidates to lists of fixed size, each list ranked
 // by the defined distance in shared memory; lists that overflow are collected again at their
 // exact size in a second round.
