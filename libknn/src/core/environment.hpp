@@ -16,7 +16,7 @@ struct GpuTuning {
   int fused = -1;           // KNN_GPU_FUSED: 1 the fused pass wherever it applies, 0 never, -1 by shape
   bool fp16 = true;         // KNN_GPU_FP16=0: the TF32 pass's l2 products keep TF32 operands
   std::int64_t chunks = 0;  // KNN_GPU_CHUNKS: query chunks a tile (at least 1), 0 by shape
-  int fused_stride = 0;     // KNN_GPU_FUSED_STRIDE: the fused pass's sample takes one row in this many (at least 1), 0 by k
+  int fused_stride = 0;     // KNN_GPU_FUSED_STRIDE: the fused pass's sample takes one row in this many (1 to 1,024); 0 (unset or empty): by k
   bool vote = true;         // KNN_GPU_VOTE=0: votes and means on the host
 };
 GpuTuning gpu_tuning();

@@ -33,7 +33,7 @@ constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage
 template <bool Half>
 __host__ __device__ constexpr int fused_chunk_terms(int kp) { return Half ? kp : kFusedChunk; }
 // Elements a training row takes in a chunk buffer: kFusedChunk + 4 floats (so that the 16-byte
-// loads of a quarter warp fall in distinct banks), or the chunk's halves (swizzled).
+// loads of a quarter warp fall in distinct banks), or the chunk's halves (swizzled from 64 on).
 template <bool Half>
 __host__ __device__ constexpr int fused_chunk_stride(int kp) { return Half ? fused_chunk_terms<true>(kp) : kFusedChunk + 4; }
 
@@ -231,8 +231,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     if (Half || Vec) {
       const Element* const p = rows + (j0 + copy_row) * ld + k0 + copy_term;
       const std::int64_t copy_step = std::int64_t{row_step} * ld;
-      // Every copy whole (all stages but the last, where kdim fills the chunks): a test the whole
+      // Every copy whole (the chunk's terms all below kmax, and 128 rows left): a test the whole
       // block takes alike, so that no warp is left divergent before its mma.sync.aligned steps.
+      // Rows whose kh falls short of KP take the tested copies in every stage.
       if (k0 + CH <= kmax && b.n - j0 >= kFusedRows) {
 #pragma unroll
         for (int n = 0; n < copies; ++n) cp_async16(dst + copy_at + n * row_step * cstride, p + n * copy_step, 16);
@@ -252,15 +253,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
         cp_async4(reinterpret_cast<float*>(dst) + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 4 : 0);
       }
     }
-    if (k0 + CH == KP && threadIdx.x < kFusedRows / 4) {  // b.tn_dn + j0 is 16-byte aligned: j0 is a multiple of 128
+    // Warp 0, four norms a lane; b.tn_dn + j is 16-byte aligned (j0 is a multiple of 128). At the
+    // end of the rows only the norms that exist are read, zeros after: a byte count, not a branch,
+    // so that no lane of warp 0 parts from the others before its mma.sync.aligned steps.
+    if (k0 + CH == KP && threadIdx.x < kFusedRows / 4) {
       const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
-      float* to = &t_norm[place][threadIdx.x * 4];
-      if (left >= 4) {
-        cp_async16(to, b.tn_dn + j, 16);
-      } else {  // the end of the rows: no read past them, zeros after
-#pragma unroll
-        for (int e = 0; e < 4; ++e) cp_async4(to + e, e < left ? b.tn_dn + j + e : b.tn_dn, e < left ? 4 : 0);
-      }
+      const int bytes = static_cast<int>(left < 0 ? 0 : left < 4 ? left : 4) * 4;
+      cp_async16(&t_norm[place][threadIdx.x * 4], bytes ? b.tn_dn + j : b.tn_dn, bytes);
     }
   };
   // A copy group a chunk, empty ones past the last, so that "all but the newest kFusedRing - 2
