@@ -83,14 +83,9 @@ template <class T>
 __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
   extern __shared__ float4 smem4[];
   __half* const smem = reinterpret_cast<__half*>(smem4);
-  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
-  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
-  const __half* const q = a.qh + q0 * a.ldq;
-  const __half* const t = a.th + t0 * a.ldt;
-  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
-  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
-  const HalfRowCopies<T, T::TileQ> copy_q(q, a.ldq, q_count);
-  const HalfRowCopies<T, T::TileT> copy_t(t, a.ldt, t_count);
+  const BlockTile tile = block_tile<T::TileQ, T::TileT>(a, tiles_q, tiles_t);
+  const HalfRowCopies<T, T::TileQ> copy_q(a.qh + tile.q0 * a.ldq, a.ldq, tile.q_count);
+  const HalfRowCopies<T, T::TileT> copy_t(a.th + tile.t0 * a.ldt, a.ldt, tile.t_count);
   const auto load = [&](int step) {
     __half* const stage = smem + (step % T::Stages) * T::StageHalves;
     copy_q(stage, a.kdim, step * T::Terms, a.qh);
@@ -100,7 +95,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel
   fp16_block_products<T>(smem, (a.kdim + T::Terms - 1) / T::Terms, load, acc);
   const int2 corner = warp_corner<T>();
   const int lane = threadIdx.x % 32;
-  store_products<T::WarpQ / 16, T::WarpT / 8>(acc, a, q0 + corner.x, t0 + corner.y, lane / 4, lane % 4);
+  store_products<T::WarpQ / 16, T::WarpT / 8>(acc, a, tile.q0 + corner.x, tile.t0 + corner.y, lane / 4, lane % 4);
 }
 
 /// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0). Throws

@@ -26,6 +26,18 @@ __device__ __forceinline__ int2 product_tile_of(int b, int tiles_q, int tiles_t)
   return make_int2(first + in_group % width, in_group / width);
 }
 
+// The tiles block blockIdx.x of a tile_q x tile_t tiling of a's shape takes: its first query row
+// q0 and training row t0, and how many of each lie within a.rows and a.cols.
+struct BlockTile {
+  std::int64_t q0, t0, q_count, t_count;
+};
+template <int TileQ, int TileT>
+__device__ __forceinline__ BlockTile block_tile(const ProductArgs& a, int tiles_q, int tiles_t) {
+  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
+  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * TileQ, t0 = static_cast<std::int64_t>(tile.y) * TileT;
+  return BlockTile{q0, t0, a.rows - q0 < TileQ ? a.rows - q0 : TileQ, a.cols - t0 < TileT ? a.cols - t0 : TileT};
+}
+
 /// The tiles of a's shape at tile_q x tile_t a block: (query tiles, training tiles), their product
 /// the grid (one dimension, product_tile_of). The search's tiles keep far below int's range
 /// (plan_search); beyond it, an error.

@@ -26,8 +26,8 @@ constexpr int kSimtTile = 128, kSimtTerms = 8, kSimtPitch = kSimtTile + 4;
 __global__ void __launch_bounds__(256) fp32_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
   __shared__ __align__(16) float qs[kSimtTerms][kSimtPitch];
   __shared__ __align__(16) float ts[kSimtTerms][kSimtPitch];
-  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
-  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * kSimtTile, t0 = static_cast<std::int64_t>(tile.y) * kSimtTile;
+  const BlockTile tile = block_tile<kSimtTile, kSimtTile>(a, tiles_q, tiles_t);
+  const std::int64_t q0 = tile.q0, t0 = tile.t0;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8] = {};
   for (int k0 = 0; k0 < a.kdim; k0 += kSimtTerms) {

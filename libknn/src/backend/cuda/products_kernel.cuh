@@ -50,23 +50,20 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
   constexpr int MT = T::WarpQ / 16, NT = T::WarpT / 8;
   extern __shared__ float4 smem4[];
   float* const smem = reinterpret_cast<float*>(smem4);
-  const int2 tile = product_tile_of(static_cast<int>(blockIdx.x), tiles_q, tiles_t);
-  const std::int64_t q0 = static_cast<std::int64_t>(tile.x) * T::TileQ, t0 = static_cast<std::int64_t>(tile.y) * T::TileT;
-  const float* const q = a.q + q0 * a.ldq;
-  const float* const t = a.t + t0 * a.ldt;
-  const std::int64_t q_count = a.rows - q0 < T::TileQ ? a.rows - q0 : T::TileQ;
-  const std::int64_t t_count = a.cols - t0 < T::TileT ? a.cols - t0 : T::TileT;
+  const BlockTile tile = block_tile<T::TileQ, T::TileT>(a, tiles_q, tiles_t);
+  const float* const q = a.q + tile.q0 * a.ldq;
+  const float* const t = a.t + tile.t0 * a.ldt;
   const int steps = (a.kdim + T::Terms - 1) / T::Terms;
-  const FloatRowCopies<T, T::TileQ> copy_q(q, a.ldq, q_count);
-  const FloatRowCopies<T, T::TileT> copy_t(t, a.ldt, t_count);
+  const FloatRowCopies<T, T::TileQ> copy_q(q, a.ldq, tile.q_count);
+  const FloatRowCopies<T, T::TileT> copy_t(t, a.ldt, tile.t_count);
   const auto load = [&](int step) {
     float* const stage = smem + (step % T::Stages) * T::StageFloats;
     if (Vec) {
       copy_q(stage, a.kdim, step * T::Terms, a.q);
       copy_t(stage + T::TileQ * T::Pitch, a.kdim, step * T::Terms, a.t);
     } else {
-      copy_product_floats<T, T::TileQ>(stage, q, a.ldq, q_count, a.kdim, step * T::Terms);
-      copy_product_floats<T, T::TileT>(stage + T::TileQ * T::Pitch, t, a.ldt, t_count, a.kdim, step * T::Terms);
+      copy_product_floats<T, T::TileQ>(stage, q, a.ldq, tile.q_count, a.kdim, step * T::Terms);
+      copy_product_floats<T, T::TileT>(stage + T::TileQ * T::Pitch, t, a.ldt, tile.t_count, a.kdim, step * T::Terms);
     }
   };
   const int lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
@@ -104,7 +101,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) tf32_products_kernel
         for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], qa[i][0].z, qa[i][1].z, qa[i][0].w, qa[i][1].w, tb[j].z, tb[j].w);
     }
   });
-  store_products<MT, NT>(acc, a, q0 + wq, t0 + wt, gid, tig);
+  store_products<MT, NT>(acc, a, tile.q0 + wq, tile.t0 + wt, gid, tig);
 }
 
 /// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0).
