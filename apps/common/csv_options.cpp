@@ -19,12 +19,14 @@ char parse_delimiter(const std::string& text) {
 
 }  // namespace
 
-void add_csv_options(cxxopts::Options& o) {
+void add_csv_options(cxxopts::Options& o, const char* second_file, const char* id_use) {
+  const std::string ignore = std::string("comma-separated columns (names or indices) left out of the features, e.g. an ID column") +
+                             (second_file ? std::string("; may name columns of ") + second_file + " only" : "");
   // clang-format off
   o.add_options("input")
     ("label", "label column by name or 0-based index, negative from the end (default: the last column)", cxxopts::value<std::string>(), "COLUMN")
-    ("ignore", "comma-separated columns (names or indices) left out of the features, e.g. an ID column; may name columns of the query file only", cxxopts::value<std::string>(), "COLUMNS")
-    ("id", "a column carried to the output of predict and neighbors as its first column (it may be in the query file only); never a feature", cxxopts::value<std::string>(), "COLUMN")
+    ("ignore", ignore, cxxopts::value<std::string>(), "COLUMNS")
+    ("id", std::string("a column that is never a feature: ") + id_use, cxxopts::value<std::string>(), "COLUMN")
     ("categorical", "comma-separated columns read as categories (one-hot encoded) whatever they hold; a column with any text cell is categorical anyway", cxxopts::value<std::string>(), "COLUMNS")
     ("numeric", "comma-separated columns read as numbers: a text cell in them is an error", cxxopts::value<std::string>(), "COLUMNS")
     ("na-values", "comma-separated cells that mean a missing value (an empty item: the empty cell)", cxxopts::value<std::string>()->default_value(",NA,N/A,NaN,nan,?,null,NULL"), "LIST")

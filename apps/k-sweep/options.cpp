@@ -30,7 +30,7 @@ cxxopts::Options make_options() {
   // clang-format off
   o.add_options("input")
     ("data", "the data: a CSV file with a header row (- reads standard input)", cxxopts::value<std::string>(), "FILE");
-  app::add_csv_options(o);
+  app::add_csv_options(o, "the --test file", "the table does not show it (as with --ignore)");
   o.add_options("folds")
     ("folds", "k-fold cross-validation, stratified for classification", cxxopts::value<std::string>()->default_value("5"), "N")
     ("loo", "leave-one-out: every row is scored by a model of all the other rows")

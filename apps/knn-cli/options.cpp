@@ -34,7 +34,7 @@ cxxopts::Options make_options(const std::string& cmd) {
     o.positional_help("");
     // clang-format off
     o.add_options("input")("file", "the CSV file to describe (- reads standard input)", cxxopts::value<std::string>(), "FILE");
-    app::add_csv_options(o);
+    app::add_csv_options(o, nullptr, "shown with the role id");
     o.add_options("output")
       ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
       ("format", "json (default: a readable table)", cxxopts::value<std::string>(), "F");
@@ -54,7 +54,10 @@ cxxopts::Options make_options(const std::string& cmd) {
   if (queries)
     o.add_options("input")
       ("model", "a model file from knn-cli fit, in place of --train; options given beside it must be the model's, but for -k (up to its training rows) and the run options", cxxopts::value<std::string>(), "MODEL");
-  app::add_csv_options(o);
+  app::add_csv_options(o, queries ? "the query file" : cmd == "evaluate" ? "the --test file" : nullptr,
+                       queries ? "the output carries it as its first column (it may be in the query file only)"
+                       : cmd == "fit" ? "the model keeps it, and predict and neighbors with --model carry it to their output"
+                                      : "the scores do not show it; predict and neighbors carry it to their output");
   if (cmd == "evaluate") {
     o.add_options("folds")
       ("test", "score a model fitted on --train against this file instead of cross-validating", cxxopts::value<std::string>(), "FILE")
