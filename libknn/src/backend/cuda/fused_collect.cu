@@ -253,13 +253,18 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
         cp_async4(reinterpret_cast<float*>(dst) + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 4 : 0);
       }
     }
-    // Warp 0, four norms a lane; b.tn_dn + j is 16-byte aligned (j0 is a multiple of 128). At the
-    // end of the rows only the norms that exist are read, zeros after: a byte count, not a branch,
-    // so that no lane of warp 0 parts from the others before its mma.sync.aligned steps.
+    // Warp 0, four norms a lane, each a copy of its own: past the end of the rows a norm is a
+    // copy of 0 bytes (a zero) from the first norm, which exists. Byte counts, not a branch, so
+    // that no lane of warp 0 parts from the others before its mma.sync.aligned steps; and 4-byte
+    // copies, as a 16-byte copy that the rows' end cuts short still addresses 16 bytes, past the
+    // end of the norms (compute-sanitizer's memcheck reports it as an invalid read).
     if (k0 + CH == KP && threadIdx.x < kFusedRows / 4) {
-      const std::int64_t j = j0 + threadIdx.x * 4, left = b.n - j;
-      const int bytes = static_cast<int>(left < 0 ? 0 : left < 4 ? left : 4) * 4;
-      cp_async16(&t_norm[place][threadIdx.x * 4], bytes ? b.tn_dn + j : b.tn_dn, bytes);
+      const std::int64_t j = j0 + threadIdx.x * 4;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool in = j + e < b.n;
+        cp_async4(&t_norm[place][threadIdx.x * 4 + e], in ? b.tn_dn + j + e : b.tn_dn, in ? 4 : 0);
+      }
     }
   };
   // A copy group a chunk, empty ones past the last, so that "all but the newest kFusedRing - 2
