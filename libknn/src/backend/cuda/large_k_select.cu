@@ -7,12 +7,12 @@
 #include <knn/prim/device/device_radix_select.cuh>
 #include <knn/prim/device/device_scan.cuh>
 
-#include "arith/distance.hpp"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/rank_lists.cuh"
 #include "backend/cuda/staging.cuh"
+#include "backend/cuda/warp_distances.cuh"
 
 namespace knn::cuda {
 
@@ -87,11 +87,19 @@ __global__ void write_candidates(Bounds b, const unsigned* tau, const std::int64
   }
 }
 
-__global__ void exact_distances(const float* q, const float* t, int d, Metric metric, const std::int64_t* cand_index,
-                                const int* cand_query, std::int64_t count, double* dist) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  dist[i] = arith::defined_distance(q + static_cast<std::int64_t>(cand_query[i]) * d, t + cand_index[i] * d, d, metric);
+constexpr int kDistanceThreads = 128;
+
+// The defined distance of candidate i, between query row cand_query[i] and training row
+// cand_index[i]; a warp takes 32 candidates at once.
+template <Metric M, bool Vec>
+__global__ void __launch_bounds__(kDistanceThreads) exact_distances(const float* q, const float* t, int d, const std::int64_t* cand_index,
+                                                                   const int* cand_query, std::int64_t count, double* dist) {
+  __shared__ WarpRowsStage<false> stages[kDistanceThreads / 32];
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // the block's warps stay whole
+  const bool has = i < count;
+  const double v = warp_defined_distance<M, Vec, false>(has ? q + static_cast<std::int64_t>(cand_query[i]) * d : nullptr,
+                                                        has ? t + cand_index[i] * d : nullptr, d, stages[threadIdx.x / 32]);
+  if (has) dist[i] = v;
 }
 
 }  // namespace
@@ -133,8 +141,10 @@ void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const f
                                                                           w.cand_query.get());
     KNN_LAUNCHED(write_candidates);
     // (4) exact distances, sorted per query.
-    exact_distances<<<blocks_for(total, 128), 128, 0, st>>>(q, train, d, metric, w.cand.get(), w.cand_query.get(),
-                                                            total, w.dist.get());
+    with_rows_kind(metric, d, q, train, [&](auto m, auto vec) {
+      exact_distances<decltype(m)::value, decltype(vec)::value><<<blocks_for(total, kDistanceThreads), kDistanceThreads, 0, st>>>(
+          q, train, d, w.cand.get(), w.cand_query.get(), total, w.dist.get());
+    });
     KNN_LAUNCHED(exact_distances);
     // Each query's candidates sorted by (distance, index), the first k taken.
     w.out_dist.resize(static_cast<std::size_t>(qt * k));

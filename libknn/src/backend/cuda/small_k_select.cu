@@ -8,13 +8,13 @@
 #include <knn/prim/device/device_segmented_sort.cuh>
 #include <knn/prim/warp/warp_append.cuh>
 
-#include "arith/distance.hpp"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/rank_lists.cuh"
 #include "backend/cuda/staging.cuh"
+#include "backend/cuda/warp_distances.cuh"
 
 namespace knn::cuda {
 
@@ -196,13 +196,14 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
   }
 }
 
-// Per slot: the defined distance of each candidate, sorted by (distance, index) in shared
-// memory, the first k written. A list that overflowed, or is longer than `capacity`, is left
-// (flag set) for the next round.
-__global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, Metric metric,
-                                                                 Slots slots, int capacity, std::int64_t k,
-                                                                 double* out_dist, std::int64_t* out_index, int* left) {
+// Per slot: the defined distance of each candidate (a warp computes 32 at once), sorted by
+// (distance, index) in shared memory, the first k written. A list that overflowed, or is longer
+// than `capacity`, is left (flag set) for the next round.
+template <Metric M, bool Vec>
+__global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, Slots slots, int capacity,
+                                                                 std::int64_t k, double* out_dist, std::int64_t* out_index, int* left) {
   extern __shared__ double rank_smem[];
+  __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
   double* sd = rank_smem;
   auto* si = reinterpret_cast<std::int64_t*>(rank_smem + capacity);
   const int slot = blockIdx.x, row = slots.row_of(slot);
@@ -214,22 +215,32 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   const std::int64_t base = slots.base_of(slot);
   const int size = knn::prim::pow2_at_least(m);
   const float* qr = q + static_cast<std::int64_t>(row) * d;
-  for (int x = threadIdx.x; x < size; x += blockDim.x) {
-    if (x < m) {
-      const std::int64_t i = slots.index[base + x];
-      sd[x] = arith::defined_distance(qr, t + i * d, d, metric);
-      si[x] = i;
-    } else {
-      sd[x] = INFINITY;
-      si[x] = INT64_MAX;
-    }
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  for (int x0 = warp * 32; x0 < m; x0 += kSelectThreads) {  // the same count of turns for a warp's lanes
+    const int x = x0 + static_cast<int>(threadIdx.x % 32);
+    const std::int64_t i = x < m ? slots.index[base + x] : -1;
+    const double dist = warp_defined_distance<M, Vec, true>(qr, i >= 0 ? t + i * d : nullptr, d, stages[warp]);
+    if (i >= 0) sd[x] = dist, si[x] = i;
   }
+  for (int x = static_cast<int>(m) + static_cast<int>(threadIdx.x); x < size; x += kSelectThreads) sd[x] = INFINITY, si[x] = INT64_MAX;
   __syncthreads();
   knn::prim::block_bitonic_sort_pairs(sd, si, size);  // by (distance, index)
   for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
     out_dist[static_cast<std::int64_t>(slot) * k + x] = sd[x];
     out_index[static_cast<std::int64_t>(slot) * k + x] = si[x];
   }
+}
+
+// rank_candidates over `slots` slots, each with `capacity` places of shared memory.
+void launch_rank(const float* q, const float* t, int d, Metric metric, const Slots& slots, int slot_count, int capacity, std::int64_t k,
+                 double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st) {
+  if (slot_count == 0) return;
+  const std::size_t bytes = static_cast<std::size_t>(capacity) * (sizeof(double) + sizeof(std::int64_t));
+  with_rows_kind(metric, d, q, t, [&](auto m, auto vec) {
+    rank_candidates<decltype(m)::value, decltype(vec)::value>
+        <<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(q, t, d, slots, capacity, k, out_dist, out_index, left);
+  });
+  KNN_LAUNCHED(rank_candidates);
 }
 
 // The candidate pass over `slot_count` slots: the training rows split into as many parts as
@@ -259,12 +270,20 @@ int sample_stride(std::int64_t k) { return static_cast<int>(std::clamp<std::int6
 
 // Lists of the second round longer than rank_candidates' shared memory (many rows tied within
 // the margin; flagged in `left`): the defined distance of each of their candidates, a block a list.
-__global__ void long_list_distances(const float* q, const float* t, int d, Metric metric, Slots s, const int* left, double* dist) {
+template <Metric M, bool Vec>
+__global__ void __launch_bounds__(kSelectThreads) long_list_distances(const float* q, const float* t, int d, Slots s, const int* left,
+                                                                     double* dist) {
+  __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
   const int x = static_cast<int>(blockIdx.x);
   if (!left[x]) return;
   const float* qr = q + static_cast<std::int64_t>(s.row_of(x)) * d;
   const std::int64_t b = s.base_of(x), m = s.limit_of(x);
-  for (std::int64_t c = threadIdx.x; c < m; c += blockDim.x) dist[b + c] = arith::defined_distance(qr, t + s.index[b + c] * d, d, metric);
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  for (std::int64_t c0 = warp * 32; c0 < m; c0 += kSelectThreads) {
+    const std::int64_t c = c0 + threadIdx.x % 32;
+    const double v = warp_defined_distance<M, Vec, true>(qr, c < m ? t + s.index[b + c] * d : nullptr, d, stages[warp]);
+    if (c < m) dist[b + c] = v;
+  }
 }
 
 // The second round's lists as segments for rank_lists: list x is [base[x], base[x] + limit[x]) when
@@ -279,8 +298,12 @@ struct LongListEnds {
 }  // namespace
 
 void small_k_init() {
-  KNN_CUDA(cudaFuncSetAttribute(rank_candidates, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t))));
+  // Every rank_candidates: the second round's lists take kRankCapacity places.
+  const int bytes = kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t));
+  const auto allow = [&](auto kernel) { KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)); };
+  allow(rank_candidates<Metric::l2, true>), allow(rank_candidates<Metric::l2, false>);
+  allow(rank_candidates<Metric::l1, true>), allow(rank_candidates<Metric::l1, false>);
+  allow(rank_candidates<Metric::cosine, true>), allow(rank_candidates<Metric::cosine, false>);
 }
 
 // Buffers of the two-pass path for a tile of qt queries.
@@ -325,11 +348,8 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.small.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
-  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
-  rank_candidates<<<static_cast<unsigned>(rows), kSelectThreads, capacity * pair_bytes, st>>>(
-      t.q, t.train, t.d, t.metric, first, capacity, k, ctx.small.out_dist.get() + c0 * k, ctx.small.out_index.get() + c0 * k,
-      ctx.small.left.get() + c0);
-  KNN_LAUNCHED(rank_candidates);
+  launch_rank(t.q, t.train, t.d, t.metric, first, static_cast<int>(rows), capacity, k, ctx.small.out_dist.get() + c0 * k,
+              ctx.small.out_index.get() + c0 * k, ctx.small.left.get() + c0, st);
   timer.mark(st, "rank");
   const auto items = static_cast<std::size_t>(rows * k);
   KNN_CUDA(cudaMemcpyAsync(h.dist.get() + c0 * k, ctx.small.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
@@ -367,7 +387,6 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
   res.index.clear();
   const int* left = ctx.small.host[t.results].left.get();
   const unsigned long long* found = ctx.small.host[t.results].found.get();
-  const std::size_t pair_bytes = sizeof(double) + sizeof(std::int64_t);
 
   // Second round, for the queries whose list overflowed: collected again at their exact size,
   // in groups no larger than the first round's lists; ranked in shared memory when they fit, by
@@ -405,9 +424,8 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
     if (t.fused) launch_fused(*t.fused, t.bounds, ctx.small.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
     else launch_collect(t.bounds, ctx.small.tau.get(), again, static_cast<int>(g), ctx.multiprocessors, st);
     KNN_CUDA(cudaMemsetAsync(ctx.small.left.get(), 0, g * sizeof(int), st));
-    rank_candidates<<<static_cast<unsigned>(g), kSelectThreads, kRankCapacity * pair_bytes, st>>>(
-        t.q, t.train, t.d, t.metric, again, kRankCapacity, k, ctx.small.out_dist.get(), ctx.small.out_index.get(), ctx.small.left.get());
-    KNN_LAUNCHED(rank_candidates);
+    launch_rank(t.q, t.train, t.d, t.metric, again, static_cast<int>(g), kRankCapacity, k, ctx.small.out_dist.get(), ctx.small.out_index.get(),
+                ctx.small.left.get(), st);
     // Lists longer than shared memory holds: their distances, then sorted by knn::prim's segmented
     // sort (each list is in row order) into the same rows of out_dist and out_index.
     std::vector<int> longer(g);
@@ -428,7 +446,10 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
       Slots ordered = again;
       ordered.index = ctx.small.row_ordered.get();
       ctx.small.dist.resize(static_cast<std::size_t>(places));
-      long_list_distances<<<static_cast<unsigned>(g), 256, 0, st>>>(t.q, t.train, t.d, t.metric, ordered, ctx.small.left.get(), ctx.small.dist.get());
+      with_rows_kind(t.metric, t.d, t.q, t.train, [&](auto m, auto vec) {
+        long_list_distances<decltype(m)::value, decltype(vec)::value><<<static_cast<unsigned>(g), kSelectThreads, 0, st>>>(
+            t.q, t.train, t.d, ordered, ctx.small.left.get(), ctx.small.dist.get());
+      });
       KNN_LAUNCHED(long_list_distances);
       rank_lists(ctx.rank, ctx.temp, ctx.small.dist.get(), ctx.small.row_ordered.get(), places, static_cast<std::int64_t>(g),
                  ctx.small.slot_base.get(), ends, ctx.small.left.get(), k, ctx.small.out_dist.get(), ctx.small.out_index.get(), st);
