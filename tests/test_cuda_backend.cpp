@@ -96,6 +96,31 @@ TEST(CudaBackend, MatchesCpuOnRandomShapes) {
   }
 }
 
+// The ranking passes read a warp's 32 candidate rows a chunk of 32 features at a time (float4
+// loads where d is a multiple of 4): rows narrower than a chunk, rows that end inside one, both
+// kinds of load, all three metrics, and the passes that rank (first-round lists of up to 512
+// places and of more, a second round for a list that overflowed, and k above 2,048), each
+// distance equal to the CPU's to the bit.
+TEST(CudaBackend, RankingReadsRowsOfEveryWidth) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (std::size_t d : {1u, 3u, 4u, 31u, 32u, 33u, 36u, 65u, 130u}) {
+    auto train = knn::test::random_matrix(2600, d, rng, -2.0f, 2.0f);
+    // A block of 700 copies of row 0: a query there has more tied candidates than a first-round
+    // list holds, so it is ranked again in a list of its own.
+    for (std::size_t i = 1; i < 2100; i += 3) std::copy_n(train.row(0), d, train.row(i));
+    auto q = knn::test::random_matrix(24, d, rng, -2.0f, 2.0f);
+    std::copy_n(train.row(0), d, q.row(0));
+    for (auto m : kMetrics)
+      for (std::size_t k : {std::size_t{1}, std::size_t{7}, std::size_t{300}, std::size_t{2100}}) {
+        const std::string what = "d=" + std::to_string(d) + " k=" + std::to_string(k) + " " + knn::to_string(m);
+        expect_identical(run(knn::Device::cuda, train, q, k, m), run(knn::Device::cpu, train, q, k, m), what);
+      }
+  }
+}
+
 TEST(CudaBackend, DuplicatesAndNearTies) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
