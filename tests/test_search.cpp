@@ -301,3 +301,38 @@ TEST(Search, PrecisionAutoIsTheDefaultAndChoosesByColumns) {
     EXPECT_TRUE(knn::cuda::tf32_pass(knn::Precision::tf32, cols, false)) << cols;
   }
 }
+
+// search_on_device is for a backend that searches GPU memory: the CPU backend refuses it, naming
+// the way out, and the request is validated first.
+TEST(Search, OnDeviceNeedsTheGpuBackendAndAValidRequest) {
+  const knn::Matrix train(10, 3);
+  float queries[6] = {};
+  std::int64_t index[4] = {};
+  double distance[4] = {};
+  knn::DeviceSearchRequest r;
+  r.train = &train;
+  r.queries = queries;
+  r.rows = 2;
+  r.k = 2;
+  r.index = index;
+  r.distance = distance;
+  const auto cpu = knn::make_backend({knn::Device::cpu});
+  const auto message = [&] {
+    try {
+      knn::search_on_device(*cpu, r);
+    } catch (const knn::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(message().find("cpu: this backend searches host memory"), std::string::npos) << message();
+  EXPECT_NE(message().find("cuda backend"), std::string::npos) << message();
+  r.k = 11;
+  EXPECT_NE(message().find("out of range: it must be from 1 to 10"), std::string::npos) << message();
+  r.k = 2;
+  r.distance = nullptr;
+  EXPECT_NE(message().find("pointers are required"), std::string::npos) << message();
+  r.distance = distance;
+  r.train = nullptr;
+  EXPECT_NE(message().find("training rows are required"), std::string::npos) << message();
+}

@@ -56,6 +56,25 @@ struct SearchRequest {
   const Scaler* scaler = nullptr;
 };
 
+/// A search whose queries and results stay in GPU memory, for a program that keeps its data there
+/// (CUDA, CuPy, PyTorch): `queries`, `index` and `distance` point to device memory of the backend's
+/// GPU (cudaMalloc, cudaMallocManaged, a tensor's data). The neighbours and distances are
+/// search()'s on the same rows, bit for bit; the call returns once they are written.
+struct DeviceSearchRequest {
+  const Matrix* train = nullptr;
+  /// Optional, as in SearchRequest: `train` as prepared by the same backend, so that the training
+  /// rows are on the GPU already.
+  const PreparedTrain* prepared = nullptr;
+  /// Device memory: rows x train->cols finite floats, row-major.
+  const float* queries = nullptr;
+  std::size_t rows = 0;
+  std::size_t k = 1;
+  Metric metric = Metric::l2;
+  /// Device memory for rows x k values each, laid out as Neighbors::index and Neighbors::distance.
+  std::int64_t* index = nullptr;
+  double* distance = nullptr;
+};
+
 /// Where the work runs. Every backend returns the same neighbours and distances, bit for bit, and
 /// the same class predictions; vote shares and weighted means agree within 1e-9 relative.
 class Backend {
@@ -96,6 +115,9 @@ class Backend {
   /// Gets ready to search, so that the first search does not pay for it: the GPU creates its
   /// context and streams and loads its kernels (hundreds of milliseconds); the default does nothing.
   virtual void warm_up() const {}
+  /// Runs a DeviceSearchRequest that knn::search_on_device() has validated. The default, for a
+  /// backend that searches host memory, throws knn::Error.
+  virtual void search_on_device(const DeviceSearchRequest& request) const;
 };
 
 /// Arithmetic of the GPU's candidate pass. Every choice reports the exact neighbours and distances:
@@ -135,6 +157,13 @@ void prepare_backend(const BackendOptions& options);
 /// Validates the request (k from 1 to the number of candidate rows, matching dimensions) and runs
 /// it on a backend.
 Neighbors search(const Backend& backend, const SearchRequest& request);
+
+/// Validates the request as search() does (pointers given, k in range) and runs it on a backend
+/// that searches GPU memory: the cuda backend. Another backend, a query value that is not finite
+/// (row and feature named), training rows that do not fit beside one query on the GPU, and a GPU
+/// out of memory throw knn::Error. A value that is not finite is found before the search starts,
+/// so `index` and `distance` are untouched then; after another error they hold no result.
+void search_on_device(const Backend& backend, const DeviceSearchRequest& request);
 
 /// True when this build has the CUDA backend and a GPU can be used.
 bool cuda_available();

@@ -43,6 +43,13 @@ Matrix Backend::fit_scaler_prepared(Scaler& scaler, MatrixView train, std::share
 
 void Backend::scale(const Scaler& scaler, Matrix& m) const { scaler.transform(m); }
 
+void Backend::search_on_device(const DeviceSearchRequest& request) const {
+  (void)request;
+  throw Error::parameter("device", std::string(name()) +
+                                       ": this backend searches host memory; queries and results in GPU memory need the cuda "
+                                       "backend (or copy them to the host and call search)");
+}
+
 bool cuda_available() {
   std::string why;
   detail::NoGpu kind{};
@@ -70,17 +77,25 @@ std::shared_ptr<const Backend> detail::make_backend_now(const BackendOptions& op
   return std::make_shared<cpu::CpuBackend>(options.threads);
 }
 
+namespace {
+
+// k from 1 to the rows a query may take: the training rows, less its own where excluded.
+void check_k(std::size_t k, std::size_t train_rows, bool excluded) {
+  const std::size_t available = train_rows - (excluded && train_rows > 0 ? 1 : 0);
+  if (k < 1 || k > available)
+    throw Error::parameter("k", quote(std::to_string(k)) + " is out of range: it must be from 1 to " + std::to_string(available) +
+                                    " (the number of training rows" + (excluded ? " less the query's own row)" : ")"));
+}
+
+}  // namespace
+
 Neighbors search(const Backend& backend, const SearchRequest& r) {
   if (!r.train) throw Error("search: training rows are required");
   if (!r.queries.data && r.queries.rows > 0) throw Error("search: the queries have no values");
   if (r.train->cols != r.queries.cols)
     throw Error("queries have " + std::to_string(r.queries.cols) + " features, the training rows " +
                 std::to_string(r.train->cols));
-  const std::size_t available = r.train->rows - (r.exclude && r.train->rows > 0 ? 1 : 0);
-  if (r.k < 1 || r.k > available)
-    throw Error::parameter("k", quote(std::to_string(r.k)) + " is out of range: it must be from 1 to " +
-                                 std::to_string(available) + " (the number of training rows" +
-                                 (r.exclude ? " less the query's own row)" : ")"));
+  check_k(r.k, r.train->rows, r.exclude != nullptr);
   const bool scaling = r.scaler && r.scaler->kind() != Scaling::none;
   if (scaling && backend.scales_queries(*r.scaler, r.queries)) return backend.search(r);
   // Otherwise the queries are scaled here (where there is anything to do) and searched as they are.
@@ -93,6 +108,14 @@ Neighbors search(const Backend& backend, const SearchRequest& r) {
     plain.queries = scaled;
   }
   return backend.search(plain);
+}
+
+void search_on_device(const Backend& backend, const DeviceSearchRequest& r) {
+  if (!r.train) throw Error("search_on_device: training rows are required");
+  if (r.rows > 0 && (!r.queries || !r.index || !r.distance))
+    throw Error("search_on_device: the queries, index and distance pointers are required (device memory)");
+  check_k(r.k, r.train->rows, false);
+  backend.search_on_device(r);
 }
 
 }  // namespace knn

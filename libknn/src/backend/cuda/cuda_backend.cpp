@@ -8,6 +8,7 @@
 #include "core/backend_factory.hpp"
 #include "core/environment.hpp"
 #include "backend/cuda/resident_train.cuh"
+#include "backend/cuda/staging.cuh"
 #include "knn/stage_times.hpp"
 #include "knn/vote.hpp"
 
@@ -45,6 +46,19 @@ void put_back(const std::vector<T>& part, const std::vector<std::size_t>& rows, 
 
 Neighbors CudaBackend::search(const SearchRequest& request) const {
   return on_context([&](GpuContext& ctx) { return gpu_search(request, options_, device_, &ctx); });
+}
+
+void CudaBackend::search_on_device(const DeviceSearchRequest& r) const {
+  SearchRequest request;
+  request.train = r.train;
+  request.prepared = r.prepared;
+  request.queries = MatrixView(r.rows, r.train->cols, r.queries);
+  request.k = r.k;
+  request.metric = r.metric;
+  DeviceLists lists;
+  lists.index = r.index;
+  lists.dist = r.distance;
+  on_context([&](GpuContext& ctx) { return gpu_search(request, options_, device_, &ctx, &lists); });
 }
 
 bool CudaBackend::scales_queries(const Scaler& scaler, MatrixView queries) const {

@@ -12,6 +12,8 @@ namespace knn::cuda {
 
 /// Streams, device buffers and (once opened) cuBLAS, kept between searches (gpu_context.cuh).
 struct GpuContext;
+/// Where a search of device memory writes its lists (staging.cuh).
+struct DeviceLists;
 std::shared_ptr<GpuContext> make_gpu_context(int device, const detail::GpuTuning& tuning);
 
 class CudaBackend final : public Backend {
@@ -36,6 +38,9 @@ class CudaBackend final : public Backend {
   /// Creates the context (streams, the device's attributes) and makes the
   /// warm-up products (warm_products), whose failure it leaves to the first search to report.
   void warm_up() const override;
+  /// gpu_search with the queries copied within the device and the lists written where the request
+  /// says; its pointers are checked to be memory this device can read (device or managed).
+  void search_on_device(const DeviceSearchRequest& request) const override;
 
  private:
   // Runs f on the context, made by the first call; the calls of one backend take turns on it.
@@ -53,8 +58,11 @@ class CudaBackend final : public Backend {
 };
 
 /// Runs the search on the given device (gpu_search.cu), on `context` when given (searches
-/// that share one must not overlap).
-Neighbors gpu_search(const SearchRequest& request, const BackendOptions& options, int device, GpuContext* context = nullptr);
+/// that share one must not overlap). With `lists`, request.queries point to device memory and the
+/// lists are written to `lists`, not returned (the returned Neighbors hold no lists); the request
+/// then has no scaler and no exclusions.
+Neighbors gpu_search(const SearchRequest& request, const BackendOptions& options, int device, GpuContext* context = nullptr,
+                     const DeviceLists* lists = nullptr);
 /// One small product of each kind the search takes (warm_products.cu), so that their kernels are
 /// loaded by the backend's warm-up rather than by the first search.
 void warm_products(GpuContext& ctx);

@@ -25,6 +25,7 @@
 #include "arith/bounds.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device_queries.cuh"
 #include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
@@ -43,7 +44,8 @@
 
 namespace knn::cuda {
 
-Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device, GpuContext* shared_ctx) {
+Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, int device, GpuContext* shared_ctx,
+                     const DeviceLists* lists) {
   const Matrix& train = *req.train;
   const MatrixView queries = req.queries;
   const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(queries.rows);
@@ -60,6 +62,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   const std::size_t items = queries.rows * req.k;
   std::future<void> index_made, distance_made;
   const auto allocate_out = [&] {
+    if (lists) return;
     if (index_made.valid()) {
       index_made.get();
       distance_made.get();
@@ -79,6 +82,8 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   // A budget of the user's own bounds what this search holds, kept buffers included.
   if (options.device_memory_budget) ctx.release();
   cudaStream_t st = ctx.stream->s;
+  // Queries in device memory are checked before anything is written (device_queries.cuh).
+  if (lists) check_device_request(ctx, device, queries, *lists, st);
   // The training rows: prepared by this backend, or uploaded now.
   const auto* prepared = dynamic_cast<const DeviceTrain*>(req.prepared);
   if (prepared && !prepared->fits(train, device)) prepared = nullptr;
@@ -91,6 +96,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   const SearchPlan plan = plan_search(req, options, ctx.tensor_cores(), ctx.tuning, prepared, free_bytes + ctx.bytes());
   if (plan.part_rows) {
+    if (lists)
+      throw Error("the training rows do not fit in the GPU's memory beside the search's workspace; search from host memory "
+                  "(knn::search), which takes them in parts, or raise " + param("device_memory_budget"));
     // The training rows do not fit beside one query: search them in parts, each uploaded in turn,
     // and merge the parts' nearest on the host.
     BackendOptions part_options = options;
@@ -212,7 +220,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   }
 
   StageTimer timer(ctx.tuning.timing);
-  if (items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
+  if (!lists && items * (sizeof(std::int64_t) + sizeof(double)) >= (std::size_t{32} << 20)) {
     index_made = std::async(std::launch::async, [&] { fill_fresh(out.index, items, std::int64_t{-1}); });
     distance_made = std::async(std::launch::async, [&] { fill_fresh(out.distance, items, 0.0); });
   }
@@ -230,7 +238,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     }
     ctx.tile.qn.resize(static_cast<std::size_t>(qt));
     ctx.tile.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
-    if (fast) fast_select_reserve(ctx, qt, k);
+    if (fast) fast_select_reserve(ctx, qt, k, !lists);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
     // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
@@ -248,7 +256,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const std::int64_t cq = std::min(chunk, qt - c0);
       float* q_chunk = ctx.tile.q.get() + c0 * d;
       float* s_chunk = ctx.tile.s.get() + c0 * n;
-      upload_staged(ctx, q_chunk, queries.row(static_cast<std::size_t>(q0 + c0)), static_cast<std::size_t>(cq) * d, st);
+      const float* q_from = queries.row(static_cast<std::size_t>(q0 + c0));
+      if (lists) KNN_CUDA(cudaMemcpyAsync(q_chunk, q_from, static_cast<std::size_t>(cq) * d * sizeof(float), cudaMemcpyDefault, st));
+      else upload_staged(ctx, q_chunk, q_from, static_cast<std::size_t>(cq) * d, st);
       if (scaler)
         scale_rows(q_chunk, static_cast<std::size_t>(cq), train.cols, ctx.tile.scaler_offset.get(), ctx.tile.scaler_scale.get(),
                    static_cast<std::size_t>(q0 + c0), ctx.tile.scale_bad.get(), st);
@@ -297,13 +307,13 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const Bounds chunk_bounds = make_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
-      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr},
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr, lists},
                         c0, ctx.select_stream->s, timer);
     }
     const Bounds bounds = make_bounds(0, ctx.tile.qn.get(), q0);
     if (fast) {
       const auto host_start = std::chrono::steady_clock::now();
-      if (undelivered) deliver(ctx, finished, out);
+      if (undelivered && !lists) deliver(ctx, finished, out);
       else allocate_out();
       if (timer.on())
         std::fprintf(stderr, "gpu stages: lists of the tile before, or allocating them, %.3f ms on the host\n",
@@ -311,7 +321,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.tile.q_split.get() : ctx.tile.q.get(), split ? d_split : d_train, d_half, kdim, kh,
                             fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn};
-      fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr},
+      fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr, lists},
                          finished, timer.on());
       undelivered = true;
       results ^= 1;
@@ -321,9 +331,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       continue;
     }
-    large_k_tile(ctx, bounds, ctx.tile.q.get(), d_train, d, metric, q0, qt, k, out, allocate_out, timer, st);
+    large_k_tile(ctx, bounds, ctx.tile.q.get(), d_train, d, metric, q0, qt, k, out, allocate_out, lists, timer, st);
   }
-  if (undelivered) deliver(ctx, finished, out);
+  if (undelivered && !lists) deliver(ctx, finished, out);
   // The training rows uploaded for this search only are freed on return, so nothing may still
   // read them.
   KNN_CUDA(cudaStreamSynchronize(st));

@@ -105,64 +105,76 @@ __global__ void __launch_bounds__(kDistanceThreads) exact_distances(const float*
 }  // namespace
 
 void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const float* train, int d, Metric metric, std::int64_t q0,
-                  std::int64_t qt, std::int64_t k, Neighbors& out, const std::function<void()>& allocate_out, StageTimer& timer,
-                  cudaStream_t st) {
+                  std::int64_t qt, std::int64_t k, Neighbors& out, const std::function<void()>& allocate_out,
+                  const DeviceLists* lists, StageTimer& timer, cudaStream_t st) {
   const std::int64_t n = bounds.n;
   LargeKWorkspace& w = ctx.large;
   std::vector<std::int64_t> offsets;
-    w.tau.resize(static_cast<std::size_t>(qt));
-    w.count.resize(static_cast<std::size_t>(qt) + 1);
-    w.offset.resize(static_cast<std::size_t>(qt) + 1);
-    // tau from each query's k-th upper bound, by knn::prim's batched radix select over the bounds
-    // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below).
-    w.kth.resize(static_cast<std::size_t>(qt));
-    std::size_t kth_bytes = 0;
-    check_prim(knn::prim::radix_select_kth(nullptr, kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
-    ctx.temp.resize(kth_bytes);
-    check_prim(knn::prim::radix_select_kth(ctx.temp.get(), kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
-    tau_from_kth<<<blocks_for(qt, 256), 256, 0, st>>>(w.kth.get(), qt, w.tau.get());
-    KNN_LAUNCHED(tau_from_kth);
-    timer.mark(st, "tau");
-    count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, w.tau.get(), w.count.get());
-    KNN_LAUNCHED(count_candidates);
-    KNN_CUDA(cudaMemsetAsync(w.count.get() + qt, 0, sizeof(std::int64_t), st));
-    std::size_t temp_bytes = 0;
-    check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
-    ctx.temp.resize(temp_bytes);
-    check_prim(knn::prim::exclusive_sum(ctx.temp.get(), temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
-    offsets.resize(static_cast<std::size_t>(qt) + 1);
-    KNN_CUDA(cudaMemcpyAsync(offsets.data(), w.offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
-    KNN_CUDA(cudaStreamSynchronize(st));
-    const std::int64_t total = offsets.back();
-    w.cand.resize(static_cast<std::size_t>(total));
-    w.cand_query.resize(static_cast<std::size_t>(total));
-    w.dist.resize(static_cast<std::size_t>(total));
-    write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(),
+  w.tau.resize(static_cast<std::size_t>(qt));
+  w.count.resize(static_cast<std::size_t>(qt) + 1);
+  w.offset.resize(static_cast<std::size_t>(qt) + 1);
+  // tau from each query's k-th upper bound, by knn::prim's batched radix select over the bounds
+  // as they are computed (no temporary at all for 1,024 queries or more; 8 KiB a query below).
+  w.kth.resize(static_cast<std::size_t>(qt));
+  std::size_t kth_bytes = 0;
+  check_prim(knn::prim::radix_select_kth(nullptr, kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
+  ctx.temp.resize(kth_bytes);
+  check_prim(knn::prim::radix_select_kth(ctx.temp.get(), kth_bytes, UpperBounds{bounds}, qt, n, k, w.kth.get(), false, st));
+  tau_from_kth<<<blocks_for(qt, 256), 256, 0, st>>>(w.kth.get(), qt, w.tau.get());
+  KNN_LAUNCHED(tau_from_kth);
+  timer.mark(st, "tau");
+  count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, w.tau.get(), w.count.get());
+  KNN_LAUNCHED(count_candidates);
+  KNN_CUDA(cudaMemsetAsync(w.count.get() + qt, 0, sizeof(std::int64_t), st));
+  std::size_t temp_bytes = 0;
+  check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
+  ctx.temp.resize(temp_bytes);
+  check_prim(knn::prim::exclusive_sum(ctx.temp.get(), temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
+  offsets.resize(static_cast<std::size_t>(qt) + 1);
+  KNN_CUDA(cudaMemcpyAsync(offsets.data(), w.offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+  KNN_CUDA(cudaStreamSynchronize(st));
+  const std::int64_t total = offsets.back();
+  w.cand.resize(static_cast<std::size_t>(total));
+  w.cand_query.resize(static_cast<std::size_t>(total));
+  w.dist.resize(static_cast<std::size_t>(total));
+  write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(),
                                                                           w.cand_query.get());
-    KNN_LAUNCHED(write_candidates);
-    // (4) exact distances, sorted per query.
-    with_rows_kind(metric, d, q, train, [&](auto m, auto vec) {
-      exact_distances<decltype(m)::value, decltype(vec)::value><<<blocks_for(total, kDistanceThreads), kDistanceThreads, 0, st>>>(
-          q, train, d, w.cand.get(), w.cand_query.get(), total, w.dist.get());
-    });
-    KNN_LAUNCHED(exact_distances);
-    // Each query's candidates sorted by (distance, index), the first k taken.
+  KNN_LAUNCHED(write_candidates);
+  // (4) exact distances, sorted per query.
+  with_rows_kind(metric, d, q, train, [&](auto m, auto vec) {
+    exact_distances<decltype(m)::value, decltype(vec)::value><<<blocks_for(total, kDistanceThreads), kDistanceThreads, 0, st>>>(
+        q, train, d, w.cand.get(), w.cand_query.get(), total, w.dist.get());
+  });
+  KNN_LAUNCHED(exact_distances);
+  // Each query's candidates sorted by (distance, index), the first k taken: into the caller's
+  // device lists, or into the workspace on their way to the host.
+  double* to_dist = lists ? lists->dist + q0 * k : nullptr;
+  std::int64_t* to_index = lists ? lists->index + q0 * k : nullptr;
+  if (!lists) {
     w.out_dist.resize(static_cast<std::size_t>(qt * k));
     w.out_index.resize(static_cast<std::size_t>(qt * k));
-    rank_lists(ctx.rank, ctx.temp, w.dist.get(), w.cand.get(), total, qt, w.offset.get(), w.offset.get() + 1, nullptr, k, w.out_dist.get(),
-             w.out_index.get(), st);
-    timer.mark(st, "rank");
-    // The host's result arrays are filled (allocate_out) while the device works on the above, then
-    // take the lists through the page-locked staging buffers.
-    allocate_out();
-    const auto host_start = std::chrono::steady_clock::now();
-    download_staged(ctx, out.distance.data() + q0 * k, w.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double), st);
-    download_staged(ctx, out.index.data() + q0 * k, w.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t), st);
-    if (timer.on())
-      std::fprintf(stderr, "gpu stages: lists to the host %.3f ms\n",
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+    to_dist = w.out_dist.get();
+    to_index = w.out_index.get();
+  }
+  rank_lists(ctx.rank, ctx.temp, w.dist.get(), w.cand.get(), total, qt, w.offset.get(), w.offset.get() + 1, nullptr, k, to_dist,
+             to_index, st);
+  timer.mark(st, "rank");
+  if (lists) {
     KNN_CUDA(cudaStreamSynchronize(st));
     timer.report(qt, n);
+    return;
+  }
+  // The host's result arrays are filled (allocate_out) while the device works on the above, then
+  // take the lists through the page-locked staging buffers.
+  allocate_out();
+  const auto host_start = std::chrono::steady_clock::now();
+  download_staged(ctx, out.distance.data() + q0 * k, w.out_dist.get(), static_cast<std::size_t>(qt * k) * sizeof(double), st);
+  download_staged(ctx, out.index.data() + q0 * k, w.out_index.get(), static_cast<std::size_t>(qt * k) * sizeof(std::int64_t), st);
+  if (timer.on())
+    std::fprintf(stderr, "gpu stages: lists to the host %.3f ms\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+  KNN_CUDA(cudaStreamSynchronize(st));
+  timer.report(qt, n);
 }
 
 }  // namespace knn::cuda

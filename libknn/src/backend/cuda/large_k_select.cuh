@@ -16,6 +16,7 @@
 namespace knn::cuda {
 
 struct GpuContext;
+struct DeviceLists;
 
 /// The device buffers of this path, kept between searches.
 struct LargeKWorkspace {
@@ -32,9 +33,10 @@ struct LargeKWorkspace {
 
 /// The k nearest of a tile's qt queries (q, from query q0 of the search; `bounds` over its
 /// product), into rows q0.. of out, on st; allocate_out() is called, while the device works,
-/// before the results are copied into out.
+/// before the results are copied into out. With `lists`, they go to its rows q0.. instead, on the
+/// device, and out and allocate_out are left alone.
 void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const float* train, int d, Metric metric, std::int64_t q0,
-                  std::int64_t qt, std::int64_t k, Neighbors& out, const std::function<void()>& allocate_out, StageTimer& timer,
-                  cudaStream_t st);
+                  std::int64_t qt, std::int64_t k, Neighbors& out, const std::function<void()>& allocate_out,
+                  const DeviceLists* lists, StageTimer& timer, cudaStream_t st);
 
 }  // namespace knn::cuda

@@ -295,6 +295,18 @@ struct LongListEnds {
   __device__ std::int64_t operator[](std::int64_t x) const { return left[x] ? base[x] + limit[x] : base[x]; }
 };
 
+// The second round's lists (rows x of dist and index, k each) to rows row[x] of to_dist and
+// to_index: a search of device memory writes them there rather than through the host.
+__global__ void scatter_lists(const double* dist, const std::int64_t* index, const int* row, std::int64_t lists, std::int64_t k,
+                              double* to_dist, std::int64_t* to_index) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lists * k;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t at = static_cast<std::int64_t>(row[i / k]) * k + i % k;
+    to_dist[at] = dist[i];
+    to_index[at] = index[i];
+  }
+}
+
 }  // namespace
 
 void small_k_init() {
@@ -306,8 +318,8 @@ void small_k_init() {
   allow(rank_candidates<Metric::cosine, true>), allow(rank_candidates<Metric::cosine, false>);
 }
 
-// Buffers of the two-pass path for a tile of qt queries.
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
+// Buffers of the two-pass path for a tile of qt queries; with host_lists, the page-locked lists too.
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists) {
   const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
   ctx.small.tau.resize(rows);
   ctx.small.cand.resize(rows * static_cast<std::size_t>(first_round_places(k)));
@@ -316,8 +328,10 @@ void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k) {
   ctx.small.out_dist.resize(items);
   ctx.small.out_index.resize(items);
   for (auto& h : ctx.small.host) {
-    h.dist.resize(items);
-    h.index.resize(items);
+    if (host_lists) {
+      h.dist.resize(items);
+      h.index.resize(items);
+    }
     h.left.resize(rows);
     h.found.resize(rows);
   }
@@ -348,13 +362,17 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");
   KNN_CUDA(cudaMemsetAsync(ctx.small.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
-  launch_rank(t.q, t.train, t.d, t.metric, first, static_cast<int>(rows), capacity, k, ctx.small.out_dist.get() + c0 * k,
-              ctx.small.out_index.get() + c0 * k, ctx.small.left.get() + c0, st);
+  // The lists: straight into the caller's device lists, or into the workspace on their way to
+  // page-locked memory.
+  double* to_dist = t.lists ? t.lists->dist + t.q0 * k : ctx.small.out_dist.get() + c0 * k;
+  std::int64_t* to_index = t.lists ? t.lists->index + t.q0 * k : ctx.small.out_index.get() + c0 * k;
+  launch_rank(t.q, t.train, t.d, t.metric, first, static_cast<int>(rows), capacity, k, to_dist, to_index, ctx.small.left.get() + c0, st);
   timer.mark(st, "rank");
   const auto items = static_cast<std::size_t>(rows * k);
-  KNN_CUDA(cudaMemcpyAsync(h.dist.get() + c0 * k, ctx.small.out_dist.get() + c0 * k, items * sizeof(double), cudaMemcpyDeviceToHost, st));
-  KNN_CUDA(cudaMemcpyAsync(h.index.get() + c0 * k, ctx.small.out_index.get() + c0 * k, items * sizeof(std::int64_t),
-                           cudaMemcpyDeviceToHost, st));
+  if (!t.lists) {
+    KNN_CUDA(cudaMemcpyAsync(h.dist.get() + c0 * k, to_dist, items * sizeof(double), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaMemcpyAsync(h.index.get() + c0 * k, to_index, items * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
+  }
   KNN_CUDA(cudaMemcpyAsync(h.left.get() + c0, ctx.small.left.get() + c0, static_cast<std::size_t>(rows) * sizeof(int),
                            cudaMemcpyDeviceToHost, st));
   KNN_CUDA(cudaMemcpyAsync(h.found.get() + c0, ctx.small.found.get() + c0, static_cast<std::size_t>(rows) * sizeof(unsigned long long),
@@ -454,6 +472,14 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
       rank_lists(ctx.rank, ctx.temp, ctx.small.dist.get(), ctx.small.row_ordered.get(), places, static_cast<std::int64_t>(g),
                  ctx.small.slot_base.get(), ends, ctx.small.left.get(), k, ctx.small.out_dist.get(), ctx.small.out_index.get(), st);
       on_sorted += long_lists;
+    }
+    if (t.lists) {
+      // Rows x of out_dist and out_index are query slot_row[x]'s lists.
+      scatter_lists<<<blocks_for(std::min<std::int64_t>(static_cast<std::int64_t>(g) * k, std::int64_t{1} << 24), 256), 256, 0, st>>>(
+          ctx.small.out_dist.get(), ctx.small.out_index.get(), ctx.small.slot_row.get(), static_cast<std::int64_t>(g), k,
+          t.lists->dist + t.q0 * k, t.lists->index + t.q0 * k);
+      KNN_LAUNCHED(scatter_lists);
+      continue;
     }
     gd.resize(g * static_cast<std::size_t>(k));
     gi.resize(g * static_cast<std::size_t>(k));

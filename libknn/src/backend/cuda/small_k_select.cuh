@@ -52,6 +52,7 @@ struct Tile {
   Metric metric;
   int results;  // the set of the workspace's host results its first-round results go to
   const struct FusedPlan* fused = nullptr;  // set: candidates by fused_collect, tau from its sample
+  const struct DeviceLists* lists = nullptr;  // set: the lists go there (rows q0..), not to the host
 };
 
 /// First-round places per query: room for the k nearest and what ties with them within the
@@ -60,14 +61,17 @@ inline std::int64_t first_round_places(std::int64_t k) { return std::min<std::in
 
 /// Lets rank_candidates take its shared memory (once per context).
 void small_k_init();
-/// Buffers of this path for a tile of qt queries.
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k);
+/// Buffers of this path for a tile of qt queries; with host_lists, the page-locked lists too (a
+/// search of device memory has none).
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists);
 /// tau, candidates and their ranking for one chunk of a tile (`t` describes the chunk, whose first
-/// query is row c0 of the tile), queued on `st`: results go to page-locked host memory.
+/// query is row c0 of the tile), queued on `st`: results go to page-locked host memory, or to
+/// t.lists.
 void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStream_t st, StageTimer& timer);
 /// After every chunk of the tile `t` was queued: waits for them, and runs a second round for the
 /// queries whose list overflowed. What the tile found is left in `r` for deliver(), which can run
-/// while the device works on the next tile.
+/// while the device works on the next tile; with t.lists, the second round's lists are written
+/// there too, on the device, and `r` holds none.
 void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool timing);
 
 }  // namespace knn::cuda

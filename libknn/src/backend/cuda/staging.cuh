@@ -39,6 +39,13 @@ void fill_fresh(std::vector<T>& v, std::size_t n, T x);
 extern template void fill_fresh(std::vector<std::int64_t>&, std::size_t, std::int64_t);
 extern template void fill_fresh(std::vector<double>&, std::size_t, double);
 
+/// Where a search of device memory (DeviceSearchRequest) writes its lists: queries x k places each,
+/// in device memory, row q for query q.
+struct DeviceLists {
+  std::int64_t* index = nullptr;
+  double* dist = nullptr;
+};
+
 // A tile's neighbour lists waiting for the host to copy them into the caller's: the first round's
 // in page-locked memory (ctx.host[results]), and the second round's for the queries it redid.
 struct TileResults {
