@@ -231,14 +231,14 @@ TEST(CudaDeviceSearch, RefusesWhatItCannotSearchAndWritesNothing) {
   };
 
   r.queries = q.values.data();
-  EXPECT_NE(message_of([&] { knn::search_on_device(*b, r); }).find("queries is host memory"), std::string::npos)
+  EXPECT_NE(message_of([&] { knn::search_on_device(*b, r); }).find("parameter queries: host memory"), std::string::npos)
       << message_of([&] { knn::search_on_device(*b, r); });
   untouched("host queries");
 
   std::vector<std::int64_t> host_index(q.rows * k);
   r.queries = dq.get();
   r.index = host_index.data();
-  EXPECT_NE(message_of([&] { knn::search_on_device(*b, r); }).find("index is host memory"), std::string::npos);
+  EXPECT_NE(message_of([&] { knn::search_on_device(*b, r); }).find("parameter index: host memory"), std::string::npos);
   r.index = index.get();
 
   const std::pair<float, const char*> bad[] = {{std::numeric_limits<float>::quiet_NaN(), "nan"},
@@ -250,7 +250,7 @@ TEST(CudaDeviceSearch, RefusesWhatItCannotSearchAndWritesNothing) {
     poisoned(41, 2) = value;  // a later one is not the one named
     dq.from_host(poisoned.values.data());
     const std::string e = message_of([&] { knn::search_on_device(*b, r); });
-    EXPECT_NE(e.find(std::string("query row 41, feature 12 is ") + name + ";"), std::string::npos) << e;
+    EXPECT_NE(e.find(std::string("parameter queries: row 41, feature 12 is ") + name + ";"), std::string::npos) << e;
     untouched(name);
   }
 

@@ -21,19 +21,20 @@ __global__ void first_non_finite(const float* x, long long items, unsigned long 
     if (!isfinite(x[p]) && static_cast<unsigned long long>(p) < *first) atomicMin(first, static_cast<unsigned long long>(p));
 }
 
-void check_pointer(const void* p, int device, const char* what) {
-  const std::string subject = std::string("search_on_device: ") + what;
+// `name`: the request's field, as the API spells it.
+void check_pointer(const void* p, int device, const char* name) {
   cudaPointerAttributes a{};
   const cudaError_t e = cudaPointerGetAttributes(&a, p);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw Error(subject + " is not memory a GPU can use (" + cudaGetErrorString(e) + ")");
+    throw Error::parameter(name, std::string("not memory a GPU can use (") + cudaGetErrorString(e) + ")");
   }
   if (a.type == cudaMemoryTypeManaged || (a.type == cudaMemoryTypeDevice && a.device == device)) return;
   if (a.type == cudaMemoryTypeDevice)
-    throw Error(subject + " is memory of GPU " + std::to_string(a.device) + ", and the search runs on GPU " + std::to_string(device) +
-                ": give memory of that GPU, or managed memory");
-  throw Error(subject + " is host memory: give device memory (cudaMalloc) or managed memory, or search host memory with knn::search");
+    throw Error::parameter(name, "memory of GPU " + std::to_string(a.device) + ", and the search runs on GPU " + std::to_string(device) +
+                                     ": give memory of that GPU, or managed memory");
+  throw Error::parameter(name, "host memory: give memory of the GPU (cudaMalloc) or managed memory, or search host memory with "
+                               "knn::search");
 }
 
 std::string spelled(float v) {
@@ -59,8 +60,8 @@ void check_device_request(GpuContext& ctx, int device, MatrixView queries, const
   if (first == kNoValue) return;
   float v = 0.0f;
   KNN_CUDA(cudaMemcpy(&v, queries.data + first, sizeof v, cudaMemcpyDefault));
-  throw Error("search_on_device: query row " + std::to_string(first / queries.cols + 1) + ", feature " +
-              std::to_string(first % queries.cols + 1) + " is " + spelled(v) + "; every query value must be a finite number");
+  throw Error::parameter("queries", "row " + std::to_string(first / queries.cols + 1) + ", feature " + std::to_string(first % queries.cols + 1) +
+                                        " is " + spelled(v) + "; every query value must be a finite number");
 }
 
 }  // namespace knn::cuda
