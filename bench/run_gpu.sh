@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything the GPU machine runs, in one command: build for sm_90, the gpu-labelled tests,
+# Everything the GPU machine runs, in one command: build for sm_90a, the gpu-labelled tests,
 # the benchmarks with PyTorch beside them, compute-sanitizer (memcheck, racecheck) over the
 # primitives tests and the GPU backend's tests, and the gpu_large tests.
 # $OUT/summary.txt grows as each step ends (so a run cut short still reports what it did); the
@@ -30,7 +30,7 @@ note "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,memory.total,driver_versi
 
 if has build; then
   start=$SECONDS
-  cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include -Dnlohmann_json_DIR=$PWD/.carry/nlohmann/share/cmake/nlohmann_json > "$logs/configure.log" 2>&1 || { note "configure FAILED"; tail -30 "$logs/configure.log"; exit 1; }
   cmake --build $b -j16 > "$logs/build.log" 2>&1 || { note "build FAILED"; grep -E "error" -A5 "$logs/build.log" | head -60 | tee -a "$summary"; exit 1; }
   note "build ok in $((SECONDS - start)) s"

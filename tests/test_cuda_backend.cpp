@@ -334,7 +334,8 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 // 2,048), which KNN_GPU_FUSED=1 asks for, and the default path: odd feature counts (copies
 // of 4 bytes), split float32 operands of up to 126 terms, FP16 ones (tf32's default, fused or
 // written) and TF32 ones (KNN_GPU_FP16=0) of up to 128, wider rows (200 and 784 features: the
-// wide kernel on FP16 operands, the written products otherwise), more queries than a block holds
+// wide kernel on FP16 operands, the written products otherwise: 784 terms take the wgmma kernel
+// on a Hopper build and device), more queries than a block holds
 // and a part of one, excluded rows, and rows repeated so that ties cross blocks.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   REQUIRE_GPU();

@@ -155,8 +155,8 @@ TEST(CudaProducts, Tf32ProductsOfTf32ValuesAreFloat32Accurate) {
 // magnitudes of the halves' products, far below one term of these values. Shapes leave partial
 // tiles and stages, take a strided training operand (the fused path's sample) and padded rows;
 // values are spread over FP16's normal range; the result is poisoned, its padding included.
-TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
-  REQUIRE_GPU();
+// `run` takes the products of `a` on the null stream.
+void fp16_products_within_bound(void (*run)(const knn::cuda::ProductArgs& a)) {
   struct HalfShape {
     std::int64_t rows, cols;
     int kdim;
@@ -164,7 +164,7 @@ TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
   };
   const HalfShape shapes[] = {{1, 1, 8, 8, 8, 1},          {5, 7, 8, 16, 8, 9},           {128, 128, 64, 64, 64, 128},
                               {130, 260, 72, 80, 72, 261}, {257, 129, 784, 784, 784, 129}, {200, 333, 48, 48, 3 * 48, 352},
-                              {64, 4100, 1024, 1024, 1024, 4100}};
+                              {64, 4100, 1024, 1024, 1024, 4100}, {300, 600, 520, 520, 520, 600}};
   for (const HalfShape& s : shapes) {
     const std::uint32_t seed = fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + " x " +
@@ -186,7 +186,7 @@ TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
     knn::cuda::ProductArgs a{nullptr, s.ldq, nullptr, s.ldt, s.rows, s.cols, s.kdim, dc.p, s.ldc};
     a.qh = dq;
     a.th = dt;
-    knn::cuda::products(knn::cuda::ProductKind::fp16, a, nullptr);
+    run(a);
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
     cudaFree(dq);
@@ -212,6 +212,22 @@ TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
               ++failures;
       }
   }
+}
+
+TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
+  REQUIRE_GPU();
+  fp16_products_within_bound([](const knn::cuda::ProductArgs& a) { knn::cuda::products(knn::cuda::ProductKind::fp16, a, nullptr); });
+}
+
+// The same bound on Hopper's warpgroup instructions (wgmma), whatever the rows' length: products()
+// takes them only from 512 terms on, so they are asked for by name here.
+TEST(CudaProducts, WgmmaFp16ProductsOfHalvesAreWithinTheirBound) {
+  REQUIRE_GPU();
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  if (!knn::cuda::wgmma_products_built()) GTEST_SKIP() << "this build's CUDA architectures do not include 90a";
+  if (!knn::cuda::wgmma_products_fit(device)) GTEST_SKIP() << "the device is not of compute capability 9.0";
+  fp16_products_within_bound([](const knn::cuda::ProductArgs& a) { knn::cuda::wgmma_products(a, nullptr); });
 }
 
 bool blas_mapped() {

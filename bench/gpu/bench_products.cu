@@ -1,5 +1,6 @@
 // The search's first pass alone: our TF32 and FP16 products kernels (libknn/src/backend/cuda/
-// products_kernel.cuh, fp16_products_kernel.cuh) at several tilings against cuBLAS's TF32 and
+// products_kernel.cuh, fp16_products_kernel.cuh, and wgmma_products_kernel.cuh on a Hopper build
+// and device) at several tilings against cuBLAS's TF32 and
 // FP16 GemmEx on the same operands, at the shapes the search takes (a chunk of Fashion-MNIST
 // queries against its 60,000 training rows, with 784 terms, or 2,352 for split operands; 10^6 x
 // 128 rows). Device time by CUDA events, median of 7 after one warm-up call; the largest
@@ -23,6 +24,7 @@
 
 #include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/products_kernel.cuh"
+#include "backend/cuda/wgmma_products_kernel.cuh"
 
 namespace {
 
@@ -81,6 +83,11 @@ Variant half_tiling(const char* name) {
   return {name, true, [](const ProductArgs& a) { knn::cuda::launch_fp16_products<T>(a, nullptr); }};
 }
 
+template <class T>
+Variant wgmma_tiling(const char* name) {
+  return {name, true, [](const ProductArgs& a) { knn::cuda::launch_wgmma_products<T>(a, nullptr); }};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +109,18 @@ int main(int argc, char** argv) {
     variants.push_back(half_tiling<Fp16Tiling<128, 128, 64, 32, 3, 2>>("FP16 128x128, 8 warps of 64x32, 3 stages"));
     variants.push_back(half_tiling<Fp16Tiling<128, 128, 64, 64, 4, 1>>("FP16 128x128, 4 warps of 64x64, 4 stages"));
   }
+#if defined(KNN_WGMMA)
+  if (prop.major == 9 && prop.minor == 0) {
+    using knn::cuda::WgmmaTiling;
+    variants.push_back(wgmma_tiling<WgmmaTiling<128, 128, 3, 2>>("FP16 wgmma 128x128, 2 warpgroups, 3 stages"));
+    variants.push_back(wgmma_tiling<WgmmaTiling<128, 256, 3, 1>>("FP16 wgmma 128x256, 2 warpgroups, 3 stages"));
+    if (!quick) {
+      variants.push_back(wgmma_tiling<WgmmaTiling<128, 256, 4, 1>>("FP16 wgmma 128x256, 2 warpgroups, 4 stages"));
+      variants.push_back(wgmma_tiling<WgmmaTiling<64, 256, 4, 2>>("FP16 wgmma 64x256, 1 warpgroup, 4 stages"));
+      variants.push_back(wgmma_tiling<WgmmaTiling<256, 128, 3, 1>>("FP16 wgmma 256x128, 4 warpgroups, 3 stages"));
+    }
+  }
+#endif
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
   cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);

@@ -10,7 +10,7 @@ mkdir -p "$out"
 base_src=/tmp/knn-base-src
 base=/tmp/knn-base-build
 new=/tmp/knn-gpu-build
-cfg=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include)
+cfg=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a -DKNN_FCCP_INCLUDE_DIR=$PWD/.carry/include)
 case "${1:-}" in
   build)
     rm -rf $base_src && mkdir -p $base_src && tar -xf .carry/base.tar -C $base_src

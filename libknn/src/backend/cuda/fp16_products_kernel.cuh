@@ -98,17 +98,23 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel
   store_products<T::WarpQ / 16, T::WarpT / 8>(acc, a, tile.q0 + corner.x, tile.t0 + corner.y, lane / 4, lane % 4);
 }
 
-/// Launches the kernel of tiling T on a's shape, queued on st (a.rows, a.cols > 0). Throws
-/// knn::Error where the operands are not as ProductArgs asks of FP16 ones.
+/// Launches `kernel`, an FP16 products kernel of tiling T (TileQ, TileT, Threads, SmemBytes), on
+/// a's shape, queued on st (a.rows, a.cols > 0). Throws knn::Error where the operands are not as
+/// ProductArgs asks of FP16 ones.
 template <class T>
-void launch_fp16_products(const ProductArgs& a, cudaStream_t st) {
+void launch_half_products(void (*kernel)(ProductArgs, int, int), const ProductArgs& a, cudaStream_t st) {
   if (a.ldq % 8 || a.ldt % 8 || a.kdim % 8 || reinterpret_cast<std::uintptr_t>(a.qh) % 16 || reinterpret_cast<std::uintptr_t>(a.th) % 16)
     throw Error("FP16 products: operand rows must be 16-byte aligned multiples of 8 halves");
   const int2 tiles = product_tiles(a, T::TileQ, T::TileT);
-  const auto kernel = fp16_products_kernel<T>;
   KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::SmemBytes)));
   kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), T::Threads, T::SmemBytes, st>>>(a, tiles.x, tiles.y);
-  KNN_LAUNCHED(fp16_products_kernel);
+  KNN_LAUNCHED(kernel);
+}
+
+/// The kernel of tiling T, as launch_half_products launches it.
+template <class T>
+void launch_fp16_products(const ProductArgs& a, cudaStream_t st) {
+  launch_half_products<T>(fp16_products_kernel<T>, a, st);
 }
 
 }  // namespace knn::cuda

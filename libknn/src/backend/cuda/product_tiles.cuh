@@ -49,8 +49,10 @@ inline int2 product_tiles(const ProductArgs& a, int tile_q, int tile_t) {
 
 // The ring of `Stages` shared-memory stages: `load(step)` queues the copies (cp.async) of stage
 // `step` into its place (step % Stages), Stages - 1 ahead; each step waits for its stage, refills
-// the place every warp is done with, and runs `compute(step)`. No copy is left in flight.
-template <int Stages, class Load, class Compute>
+// the place every warp is done with, and runs `compute(step)`. No copy is left in flight. With
+// AsyncProxy, each thread's copies are made visible to the asynchronous proxy (wgmma's reads)
+// before the barrier.
+template <int Stages, bool AsyncProxy = false, class Load, class Compute>
 __device__ __forceinline__ void staged_loop(int steps, const Load& load, const Compute& compute) {
 #pragma unroll
   for (int s = 0; s < Stages - 1; ++s) {
@@ -59,6 +61,7 @@ __device__ __forceinline__ void staged_loop(int steps, const Load& load, const C
   }
   for (int step = 0; step < steps; ++step) {
     cp_async_wait<Stages - 2>();
+    if constexpr (AsyncProxy) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();  // the stage is in, and every warp is done with the one refilled next
     if (step + Stages - 1 < steps) load(step + Stages - 1);
     cp_async_commit();

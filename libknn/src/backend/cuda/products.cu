@@ -1,10 +1,13 @@
 // The products (products.cuh): the TF32 and FP16 kernels (products_kernel.cuh,
-// fp16_products_kernel.cuh) at the search's tilings, and a float32 one.
+// fp16_products_kernel.cuh, wgmma_products_kernel.cuh) at the search's tilings, and a float32 one.
 #include "backend/cuda/products.cuh"
+
+#include <vector>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/products_kernel.cuh"
+#include "backend/cuda/wgmma_products_kernel.cuh"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -16,6 +19,26 @@ using SearchTiling = Tf32Tiling<128, 128, 64, 64, 3, 2>;
 // FP16: the same, 64 terms a stage (96 KiB of shared memory a block).
 using SearchHalfTiling = Fp16Tiling<128, 128, 64, 64, 3, 2>;
 static_assert(SearchHalfTiling::SmemBytes <= SearchTiling::SmemBytes, "tf32_products_fit covers the FP16 kernel");
+// FP16 on Hopper's warpgroup instructions: 128 queries x 256 training rows a block of two
+// warpgroups, four stages (193 KiB of shared memory, one block an SM). On an H100 it took 0.82x
+// the time of SearchHalfTiling on Fashion-MNIST's 784 terms, but 1.5x on 128 terms, where the
+// stores outweigh the multiplications (bench_products, bench/RESULTS.md): it takes long rows only.
+using SearchWgmmaTiling = WgmmaTiling<128, 256, 4, 1>;
+constexpr int kWgmmaMinTerms = 512;
+
+// Whether the current device runs the wgmma kernel; asked once a device.
+bool wgmma_on_current_device() {
+  static const std::vector<bool> fits = [] {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+    std::vector<bool> v(static_cast<std::size_t>(count));
+    for (int d = 0; d < count; ++d) v[static_cast<std::size_t>(d)] = wgmma_products_fit(d);
+    return v;
+  }();
+  int device = 0;
+  KNN_CUDA(cudaGetDevice(&device));
+  return device >= 0 && static_cast<std::size_t>(device) < fits.size() && fits[static_cast<std::size_t>(device)];
+}
 
 // float32: 128 x 128 a block of 256 threads, 8 x 8 a thread (rows 4 ty + i and 64 + 4 ty + i, the
 // same for columns with tx), 8 terms a step. Both operands are kept term-major in shared memory,
@@ -75,10 +98,35 @@ bool tf32_products_fit(int device) {
 void products(ProductKind kind, const ProductArgs& a, cudaStream_t st) {
   if (a.rows <= 0 || a.cols <= 0) return;
   if (kind == ProductKind::tf32) return launch_tf32_products<SearchTiling>(a, st);
-  if (kind == ProductKind::fp16) return launch_fp16_products<SearchHalfTiling>(a, st);
+  if (kind == ProductKind::fp16) {
+    if (a.kdim >= kWgmmaMinTerms && wgmma_on_current_device()) return launch_wgmma_products<SearchWgmmaTiling>(a, st);
+    return launch_fp16_products<SearchHalfTiling>(a, st);
+  }
   const int2 tiles = product_tiles(a, kSimtTile, kSimtTile);
   fp32_products_kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), 256, 0, st>>>(a, tiles.x, tiles.y);
   KNN_LAUNCHED(fp32_products_kernel);
+}
+
+bool wgmma_products_built() {
+#if defined(KNN_WGMMA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool wgmma_products_fit(int device) {
+  if (!wgmma_products_built()) return false;
+  int major = 0, minor = 0, smem = 0;
+  KNN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KNN_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  KNN_CUDA(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return major == 9 && minor == 0 && static_cast<std::size_t>(smem) >= SearchWgmmaTiling::SmemBytes;
+}
+
+void wgmma_products(const ProductArgs& a, cudaStream_t st) {
+  if (a.rows <= 0 || a.cols <= 0) return;
+  launch_wgmma_products<SearchWgmmaTiling>(a, st);
 }
 
 }  // namespace knn::cuda

@@ -1,8 +1,9 @@
 #pragma once
 // The search's products, our own kernels: every query row against every training row, the first
 // pass that picks candidates (docs/exactness.md bounds each kind). TF32 tensor cores (mma.sync)
-// where the device has them and the kernel's shared memory (tf32_products_fit), float32 FMA
-// otherwise or when asked. A backend opens cuBLAS only once its products make that pay
+// where the device has them and the kernel's shared memory (tf32_products_fit), FP16 on Hopper's
+// warpgroup instructions (wgmma) for long rows where the build and the device allow
+// (wgmma_products_fit), float32 FMA otherwise or when asked. A backend opens cuBLAS only once its products make that pay
 // (product_choice.cuh).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -44,5 +45,18 @@ void products(ProductKind kind, const ProductArgs& a, cudaStream_t st);
 /// memory a block of the TF32 one takes (110,592 bytes: more than cards of compute capability 8.6
 /// and 8.9 give one block; the FP16 one takes 98,304).
 bool tf32_products_fit(int device);
+
+/// Whether this build holds the wgmma FP16 kernel's body: its CUDA architectures include 90a
+/// (Hopper by its own features, which defines KNN_WGMMA).
+bool wgmma_products_built();
+
+/// Whether `device` runs the wgmma FP16 kernel: the build holds it, the device is of compute
+/// capability 9.0 exactly (sm_90a code runs nowhere else), and gives a block its shared memory.
+/// products() takes it for ProductKind::fp16 with 512 terms or more where this holds.
+bool wgmma_products_fit(int device);
+
+/// ProductKind::fp16's products on the wgmma kernel whatever their length, queued on st (the
+/// warm-up and the tests ask for it by name); only where wgmma_products_fit holds.
+void wgmma_products(const ProductArgs& a, cudaStream_t st);
 
 }  // namespace knn::cuda
