@@ -98,6 +98,8 @@ int main(int argc, char** argv) {
   const Shape shapes[] = {{"Fashion-MNIST chunk, tf32", 2500, 60000, 784, true},
                           {"Fashion-MNIST chunk, split operands", 2500, 60000, 2352, false},
                           {"Fashion-MNIST all queries, tf32", 10000, 60000, 784, true},
+                          {"rows of 512 terms (where the search takes wgmma from)", 10000, 60000, 512, true},
+                          {"rows of 256 terms", 10000, 60000, 256, true},
                           {"10^6 x 128 tile, tf32", 2147, 1000000, 128, true},
                           {"10^6 x 128 tile, split operands", 2147, 1000000, 384, false}};
   std::vector<Variant> variants = {tiling<Tf32Tiling<128, 128, 64, 64, 3, 2>>("TF32 128x128, 4 warps of 64x64, 3 stages (search)"),

@@ -79,18 +79,29 @@ __device__ __forceinline__ void fp16_block_products(const __half* smem, int step
   });
 }
 
+// A block's copies into the ring of FP16 stages at `smem`: `load(step)` queues terms step * 64..
+// of its query rows, then of its training rows, into the stage's place (staged_loop's `load`).
+template <class T>
+struct HalfStageCopies {
+  HalfRowCopies<T, T::TileQ> q;
+  HalfRowCopies<T, T::TileT> t;
+  const ProductArgs& a;
+  __half* smem;
+  __device__ HalfStageCopies(const ProductArgs& args, const BlockTile& tile, __half* ring)
+      : q(args.qh + tile.q0 * args.ldq, args.ldq, tile.q_count), t(args.th + tile.t0 * args.ldt, args.ldt, tile.t_count), a(args), smem(ring) {}
+  __device__ __forceinline__ void operator()(int step) const {
+    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
+    q(stage, a.kdim, step * T::Terms, a.qh);
+    t(stage + T::TileQ * T::Terms, a.kdim, step * T::Terms, a.th);
+  }
+};
+
 template <class T>
 __global__ void __launch_bounds__(T::Threads, T::MinBlocks) fp16_products_kernel(ProductArgs a, int tiles_q, int tiles_t) {
   extern __shared__ float4 smem4[];
   __half* const smem = reinterpret_cast<__half*>(smem4);
   const BlockTile tile = block_tile<T::TileQ, T::TileT>(a, tiles_q, tiles_t);
-  const HalfRowCopies<T, T::TileQ> copy_q(a.qh + tile.q0 * a.ldq, a.ldq, tile.q_count);
-  const HalfRowCopies<T, T::TileT> copy_t(a.th + tile.t0 * a.ldt, a.ldt, tile.t_count);
-  const auto load = [&](int step) {
-    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
-    copy_q(stage, a.kdim, step * T::Terms, a.qh);
-    copy_t(stage + T::TileQ * T::Terms, a.kdim, step * T::Terms, a.th);
-  };
+  const HalfStageCopies<T> load(a, tile, smem);
   float acc[T::WarpQ / 16][T::WarpT / 8][4];
   fp16_block_products<T>(smem, (a.kdim + T::Terms - 1) / T::Terms, load, acc);
   const int2 corner = warp_corner<T>();

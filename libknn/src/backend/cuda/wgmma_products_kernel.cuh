@@ -143,13 +143,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wgmma_products_kerne
   const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(smem4));
   __half* const smem = reinterpret_cast<__half*>(reinterpret_cast<char*>(smem4) + ((1024 - base % 1024) % 1024));
   const BlockTile tile = block_tile<T::TileQ, T::TileT>(a, tiles_q, tiles_t);
-  const HalfRowCopies<T, T::TileQ> copy_q(a.qh + tile.q0 * a.ldq, a.ldq, tile.q_count);
-  const HalfRowCopies<T, T::TileT> copy_t(a.th + tile.t0 * a.ldt, a.ldt, tile.t_count);
-  const auto load = [&](int step) {
-    __half* const stage = smem + (step % T::Stages) * T::StageHalves;
-    copy_q(stage, a.kdim, step * T::Terms, a.qh);
-    copy_t(stage + T::TileQ * T::Terms, a.kdim, step * T::Terms, a.th);
-  };
+  const HalfStageCopies<T> load(a, tile, smem);
   const int group = static_cast<int>(threadIdx.x) / 128;
   float acc[T::TileT / 2];
 #pragma unroll
