@@ -20,9 +20,10 @@ using SearchTiling = Tf32Tiling<128, 128, 64, 64, 3, 2>;
 using SearchHalfTiling = Fp16Tiling<128, 128, 64, 64, 3, 2>;
 static_assert(SearchHalfTiling::SmemBytes <= SearchTiling::SmemBytes, "tf32_products_fit covers the FP16 kernel");
 // FP16 on Hopper's warpgroup instructions: 128 queries x 256 training rows a block of two
-// warpgroups, four stages (193 KiB of shared memory, one block an SM). On an H100 it took 0.82x
-// the time of SearchHalfTiling on Fashion-MNIST's 784 terms, but 1.5x on 128 terms, where the
-// stores outweigh the multiplications (bench_products, bench/RESULTS.md): it takes long rows only.
+// warpgroups, four stages (193 KiB of shared memory, one block an SM). On an H100 it took 0.81x
+// the time of SearchHalfTiling with 784 terms, 0.87x with 512 and 0.96x with 256, but 1.5x with
+// 128, where the stores outweigh the multiplications (bench_products, bench/RESULTS.md): it
+// takes long rows only.
 using SearchWgmmaTiling = WgmmaTiling<128, 256, 4, 1>;
 constexpr int kWgmmaMinTerms = 512;
 
