@@ -201,3 +201,32 @@ TEST(ModelInputs, EncodeCopiesOnlyWhatItChanges) {
   EXPECT_EQ(report.imputed, 1u);
   EXPECT_EQ(storage.values, m.encode(queries).values);
 }
+
+// Queries in GPU memory are searched as they are, by one process's model on the GPU: a model
+// that scales its rows refuses them naming scaling, and one on the CPU backend as
+// knn::search_on_device does, naming the cuda backend; an unfitted one says so. (The GPU's
+// answers: test_cuda_device_search and the Python package's device-array tests.)
+TEST(ModelInputs, QueriesInGpuMemoryNeedAnUnscaledModelOnTheGpu) {
+  const Problem p = problem(1, 2, 4, 3);
+  std::int64_t index[2 * 7] = {};
+  double distance[2 * 7] = {};
+  const auto refusal = [&](const knn::KnnModel& m) {
+    try {
+      m.kneighbors_on_device(p.queries.values.data(), 2, 7, index, distance);
+    } catch (const knn::Error& e) {
+      return e.parameter_name() + ": " + e.what();
+    }
+    return std::string("(no error)");
+  };
+  knn::NearestNeighbors unfitted(params(knn::Scaling::none));
+  EXPECT_NE(refusal(unfitted).find("not fitted"), std::string::npos) << refusal(unfitted);
+  knn::NearestNeighbors scaled(params(knn::Scaling::minmax));
+  scaled.fit(p.train);
+  EXPECT_EQ(refusal(scaled).rfind("scaling: ", 0), 0u) << refusal(scaled);
+  EXPECT_NE(refusal(scaled).find("fit it with scaling none"), std::string::npos) << refusal(scaled);
+  knn::NearestNeighbors plain(params(knn::Scaling::none));
+  plain.fit(p.train);
+  EXPECT_NE(refusal(plain).find("cpu: this backend searches host memory"), std::string::npos) << refusal(plain);
+  EXPECT_NE(refusal(plain).find("cuda backend"), std::string::npos) << refusal(plain);
+  for (std::int64_t i : index) EXPECT_EQ(i, 0);  // nothing written
+}

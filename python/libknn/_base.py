@@ -5,7 +5,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _params
+from . import _device_arrays, _params
 from ._compat import validate_data
 
 
@@ -99,13 +99,18 @@ class NeighborsBase(BaseEstimator):
 
         Returns ``(distances, indices)``, each of shape (n_queries, n_neighbors), nearest first, ties
         to the smaller training row; ``indices`` alone when ``return_distance`` is False. With X
-        None, each training row's neighbours among the other rows.
+        None, each training row's neighbours among the other rows. With X in GPU memory (a CuPy
+        array or a PyTorch CUDA tensor of float32, C-contiguous), a model on the GPU that does not
+        scale searches it there, and both results are arrays of X's library on X's device.
         """
         check_is_fitted(self)
         k = _params.n_neighbors(self.n_neighbors if n_neighbors is None else n_neighbors)
         if X is None:
             self._check_n_neighbors(k + 1, self.n_samples_fit_)
             dist, ind = self._model.kneighbors_of_train(k)
+        elif _device_arrays.is_device_array(X):
+            self._check_n_neighbors(k, X.shape[0])
+            dist, ind = _device_arrays.kneighbors(self, X, k)
         else:
             X = self._validate_X(X)
             self._check_n_neighbors(k, X.shape[0])

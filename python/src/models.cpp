@@ -99,6 +99,17 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
       pybind11::arg("X").noconvert(), pybind11::arg("k"),
       "(distances, indices) of the k nearest training rows of each row of X.");
   c.def(
+      "kneighbors_on_device",
+      [](const H& h, std::uintptr_t queries, std::size_t rows, std::size_t k, std::uintptr_t index, std::uintptr_t distance) {
+        without_gil(estimator_spelling(), [&] {
+          h.model.kneighbors_on_device(reinterpret_cast<const float*>(queries), rows, k, reinterpret_cast<std::int64_t*>(index),
+                                       reinterpret_cast<double*>(distance));
+        });
+      },
+      pybind11::arg("queries"), pybind11::arg("rows"), pybind11::arg("k"), pybind11::arg("index"), pybind11::arg("distance"),
+      "kneighbors of `rows` float32 query rows at a GPU address, into rows x k int64 indices and float64 distances at GPU "
+      "addresses (the Python layer checks the arrays; the library checks the addresses).");
+  c.def(
       "kneighbors_of_train",
       [](const H& h, std::size_t k) {
         return neighbors_tuple(without_gil(estimator_spelling(), [&] { return h.model.kneighbors_of_train(k); }));

@@ -88,3 +88,61 @@ def test_k_sweep(rng, task):
             np.testing.assert_array_equal(gpu[name], cpu[name])
         else:
             np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-9, atol=1e-12)
+
+
+def device_copy(library, A):
+    """A's values in GPU memory as an array of `library` (its tests skip where it is absent)."""
+    xp = pytest.importorskip(library)
+    return xp.asarray(A) if library == "cupy" else xp.from_numpy(A).cuda()
+
+
+def to_host(library, A):
+    assert type(A).__module__.split(".")[0] == library, type(A)
+    return A.get() if library == "cupy" else A.cpu().numpy()
+
+
+# Queries in GPU memory (CuPy arrays, PyTorch tensors) are searched there and answered there, with
+# the CPU's neighbours and distances bit for bit: both selection paths (k up to 700), every
+# metric, and a classifier's search as well as NearestNeighbors'.
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+@pytest.mark.parametrize("metric", METRICS)
+def test_kneighbors_of_queries_in_gpu_memory(rng, library, metric):
+    X, y = blobs(rng, 3000, 40, classes=4)
+    Q, _ = blobs(rng, 900, 40, classes=4)
+    Qd = device_copy(library, Q)
+    for cls, fit_y in ((libknn.NearestNeighbors, None), (libknn.KNeighborsClassifier, y)):
+        cpu = cls(device="cpu", metric=metric).fit(X, fit_y)
+        gpu = cls(device="cuda", metric=metric).fit(X, fit_y)
+        for k in (1, 16, 700):
+            dc, ic = cpu.kneighbors(Q, n_neighbors=k)
+            dg, ig = gpu.kneighbors(Qd, n_neighbors=k)
+            np.testing.assert_array_equal(to_host(library, ig), ic)
+            np.testing.assert_array_equal(to_host(library, dg), dc)
+            np.testing.assert_array_equal(to_host(library, gpu.kneighbors(Qd, n_neighbors=k, return_distance=False)), ic)
+    d0, i0 = gpu.kneighbors(Qd[:0], n_neighbors=3)
+    assert to_host(library, d0).shape == (0, 3) and to_host(library, i0).shape == (0, 3)
+
+
+# What the search of GPU memory refuses, each with one line that says what to do.
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_queries_in_gpu_memory_refused(rng, library):
+    X, _ = blobs(rng, 500, 8)
+    Q, _ = blobs(rng, 20, 8)
+    Qd = device_copy(library, Q)
+    gpu = libknn.NearestNeighbors(device="cuda").fit(X)
+    with pytest.raises(ValueError, match="float32"):
+        gpu.kneighbors(device_copy(library, Q.astype(np.float64)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpu.kneighbors(device_copy(library, np.ascontiguousarray(np.concatenate([Q, Q], axis=1)))[:, ::2])
+    with pytest.raises(ValueError, match="features"):
+        gpu.kneighbors(device_copy(library, Q[:, :5].copy()))
+    with pytest.raises(ValueError, match="n_neighbors"):
+        gpu.kneighbors(Qd, n_neighbors=501)
+    bad = Q.copy()
+    bad[3, 5] = np.nan
+    with pytest.raises(ValueError, match="row 4, feature 6 is nan"):
+        gpu.kneighbors(device_copy(library, bad))
+    with pytest.raises(ValueError, match="scaling"):
+        libknn.NearestNeighbors(device="cuda", scaling="minmax").fit(X).kneighbors(Qd)
+    with pytest.raises((ValueError, RuntimeError), match="cuda backend"):
+        libknn.NearestNeighbors(device="cpu").fit(X).kneighbors(Qd)

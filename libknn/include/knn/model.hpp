@@ -93,6 +93,12 @@ class KnnModel {
   /// The k nearest of every training row (global row order) among the other training rows: a
   /// row is never its own neighbour, as in leave-one-out; k from 1 to the training rows less one.
   Neighbors kneighbors_of_train(std::size_t k) const;
+  /// The k nearest (1..training rows) of `rows` query rows in GPU memory (train width floats
+  /// each, row-major, as encode() gives them), written to GPU memory: rows x k indices and
+  /// distances, laid out as Neighbors' (knn::search_on_device). Only for a model on the cuda
+  /// backend that does not scale (scaling none) and is not sharded; else, and as
+  /// search_on_device does, throws knn::Error naming the parameter.
+  void kneighbors_on_device(const float* queries, std::size_t rows, std::size_t k, std::int64_t* index, double* distance) const;
 
   /// Model files (docs/model-format.md): the fitted model as the bytes of a model file, to keep
   /// in memory (pickling) or write anywhere. With a communicator of several ranks every rank
