@@ -1,13 +1,15 @@
 // The search's first pass alone: our TF32 and FP16 products kernels (libknn/src/backend/cuda/
 // products_kernel.cuh, fp16_products_kernel.cuh, and wgmma_products_kernel.cuh on a Hopper build
-// and device) at several tilings against cuBLAS's TF32 and
-// FP16 GemmEx on the same operands, at the shapes the search takes (a chunk of Fashion-MNIST
-// queries against its 60,000 training rows, with 784 terms, or 2,352 for split operands; 10^6 x
-// 128 rows). Device time by CUDA events, median of 7 after one warm-up call; the largest
-// difference from cuBLAS's values of the same operand type, as a check.
+// and device) at several tilings against cuBLAS's TF32 and FP16 GemmEx on the same operands, at
+// the shapes the search takes (a chunk of Fashion-MNIST queries against its 60,000 training rows,
+// with 784 terms, or 2,352 for split operands; rows of 512 and 256 terms, around where the search
+// starts to take the wgmma kernel; 10^6 x 128 rows). Device time by CUDA events, median of 7
+// after one warm-up call; the largest difference from cuBLAS's values of the same operand type,
+// at every 97th product, as a check.
 //
-//   bench_products [--quick]     (--quick: the search's tilings and cuBLAS only; without it, other
-//                                FP16 tilings too: bench/RESULTS.md holds the TF32 ones)
+//   bench_products [--quick]     (--quick: the search's mma.sync tilings, two wgmma ones and
+//                                cuBLAS; without it, other tilings too: bench/RESULTS.md holds
+//                                the TF32 ones)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
