@@ -122,6 +122,9 @@ class NeighborsBase(BaseEstimator):
         ones ('connectivity') or distances ('distance') where row q has neighbour j."""
         if mode not in ("connectivity", "distance"):
             raise ValueError(f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead')
+        if X is not None and _device_arrays.is_device_array(X):
+            raise TypeError("kneighbors_graph builds a SciPy matrix in host memory: pass X as a numpy array, "
+                            "or call kneighbors on the GPU array")
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True)
         n_queries, k = ind.shape
         data = np.ones(n_queries * k) if mode == "connectivity" else dist.ravel()

@@ -8,7 +8,7 @@
 namespace knn::py {
 
 const Spelling& estimator_spelling() {
-  static const Spelling s{{"k", "n_neighbors"}, {"threads", "n_jobs"}};
+  static const Spelling s{{"k", "n_neighbors"}, {"threads", "n_jobs"}, {"queries", "X"}};
   return s;
 }
 

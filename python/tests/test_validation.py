@@ -87,6 +87,41 @@ def test_cuda_without_a_gpu_says_so(rng):
     assert libknn.KNeighborsClassifier(device="auto").fit(X, y)._model.backend == "cpu"
 
 
+class FakeDeviceArray:
+    """An object that says it is in GPU memory (``__cuda_array_interface__``) and is not: every
+    check below refuses it before its address is read."""
+
+    def __init__(self, shape, typestr="<f4", strides=None):
+        self.shape = shape
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
+                                         "data": (0, False), "version": 3}
+
+
+# Queries in GPU memory are checked before any work: their shape, dtype and layout, then the
+# model (its scaling, its backend), and kneighbors_graph refuses them; the GPU's answers are in
+# test_cuda.py.
+def test_queries_in_gpu_memory_are_checked_first(rng):
+    X, y = blobs(rng, 30, 4)
+    plain = libknn.NearestNeighbors(device="cpu").fit(X)
+    with pytest.raises(ValueError, match="must be 2-d"):
+        plain.kneighbors(FakeDeviceArray((2, 4, 1)))
+    with pytest.raises(ValueError, match="X has 3 features, but NearestNeighbors is expecting 4"):
+        plain.kneighbors(FakeDeviceArray((2, 3)))
+    with pytest.raises(ValueError, match="must be float32"):
+        plain.kneighbors(FakeDeviceArray((2, 4), "<f8"))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        plain.kneighbors(FakeDeviceArray((2, 4), strides=(32, 8)))
+    with pytest.raises(ValueError, match="n_neighbors"):
+        plain.kneighbors(FakeDeviceArray((2, 4)), n_neighbors=31)
+    for rows in (0, 2):
+        with pytest.raises(ValueError, match="runs on the CPU; queries in GPU memory need the cuda backend"):
+            plain.kneighbors(FakeDeviceArray((rows, 4)))
+        with pytest.raises(ValueError, match=r"scales its rows \(scaling='minmax'\)"):
+            libknn.KNeighborsClassifier(device="cpu", scaling="minmax").fit(X, y).kneighbors(FakeDeviceArray((rows, 4)))
+    with pytest.raises(TypeError, match="kneighbors_graph builds a SciPy matrix in host memory"):
+        plain.kneighbors_graph(FakeDeviceArray((2, 4)))
+
+
 def test_library_error_names_the_row_and_column(rng):
     # A query value that overflows float32 once min-max scaled by a tiny training range: the
     # library's error, as ValueError, naming the query's row and column (1-based).
