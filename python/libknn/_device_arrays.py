@@ -36,7 +36,7 @@ class _Library:
 def kneighbors(estimator, X, k):
     """(distances, indices) of the rows of X, each (n_queries, k), float64 and int64, in GPU memory
     on X's device. The model must run on the GPU (device 'cuda', or 'auto' with one) and not scale
-    (scaling='none'): its refusal names the parameter."""
+    (scaling='none'): the library's refusal names the parameter."""
     face = X.__cuda_array_interface__
     shape = tuple(face["shape"])
     if len(shape) != 2:
@@ -51,14 +51,9 @@ def kneighbors(estimator, X, k):
     if strides is not None and ((shape[0] > 1 and strides[0] != 4 * shape[1]) or (shape[1] > 1 and strides[1] != 4)):
         raise ValueError("X in GPU memory must be C-contiguous: make it so first, e.g. "
                          "cupy.ascontiguousarray(X) or X.contiguous()")
-    model = estimator._model
-    if model.scaling != "none":
-        raise ValueError(f"X is in GPU memory, and this {type(estimator).__name__} scales its rows (scaling="
-                         f"{model.scaling!r}); queries in GPU memory are searched as they are: fit it with "
-                         "scaling='none', scaling the rows beforehand, or pass X as a numpy array")
-    if model.backend == "cpu":
-        raise ValueError(f"X is in GPU memory, and this {type(estimator).__name__} runs on the CPU; queries in GPU "
-                         "memory need the cuda backend: fit it with device='cuda', or pass X as a numpy array")
+    # The model's own checks (its scaling, sharding and backend; k) by a search of no rows,
+    # before any result is allocated or the device waited on.
+    estimator._model.kneighbors_on_device(0, 0, k, 0, 0)
     library = _Library(X)
     distances, indices = library.empty((shape[0], k), "float64"), library.empty((shape[0], k), "int64")
     if shape[0] > 0:

@@ -126,7 +126,6 @@ pybind11::class_<Held<Model>> bind_model(pybind11::module_& m, const char* name)
                pybind11::arg("threads"), "A model saved by save(), run on the device given.");
   c.def_property_readonly("train_size", [](const H& h) { return h.model.train_size(); });
   c.def_property_readonly("backend", [](const H& h) { return std::string(h.model.backend().name()); });
-  c.def_property_readonly("scaling", [](const H& h) { return std::string(to_string(h.model.params().scaling)); });
   return c;
 }
 

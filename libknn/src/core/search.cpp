@@ -47,7 +47,7 @@ void Backend::search_on_device(const DeviceSearchRequest& request) const {
   (void)request;
   throw Error::parameter("device", std::string(name()) +
                                        ": this backend searches host memory; queries and results in GPU memory need the cuda "
-                                       "backend (or copy them to the host and call search)");
+                                       "backend (or copy them to host memory and search them there)");
 }
 
 bool cuda_available() {
