@@ -336,7 +336,9 @@ TEST(CudaBackend, SampledThresholdFromFarRowsKeepsTheAnswer) {
 // written) and TF32 ones (KNN_GPU_FP16=0) of up to 128, wider rows (200 and 784 features: the
 // wide kernel on FP16 operands, the written products otherwise: 784 terms take the wgmma kernel
 // on a Hopper build and device), more queries than a block holds
-// and a part of one, excluded rows, and rows repeated so that ties cross blocks.
+// and a part of one, excluded rows, and rows repeated so that ties cross blocks. FP16 operands of
+// 33 to 128 terms take the fused pass's wgmma kernel on Hopper, and mma.sync's with
+// KNN_GPU_WGMMA=0.
 TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -362,10 +364,15 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
             for (const char* fp16 : {"", "0"}) {
               if (*fp16 && p != knn::Precision::tf32) continue;  // only the TF32 pass reads it
               const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
-              const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
-                                       " k=" + std::to_string(k) + (exclude ? " excluded" : "") +
-                                       (p == knn::Precision::tf32 ? " tf32" : " fp32") + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16;
-              expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, p), cpu, what);
+              for (const char* wgmma : {"", "0"}) {
+                if (*wgmma && (*fp16 || p != knn::Precision::tf32)) continue;  // FP16 operands only
+                const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+                const std::string what = "n=" + std::to_string(s[0]) + " d=" + std::to_string(s[1]) + " q=" + std::to_string(s[2]) +
+                                         " k=" + std::to_string(k) + (exclude ? " excluded" : "") +
+                                         (p == knn::Precision::tf32 ? " tf32" : " fp32") + " KNN_GPU_FUSED=" + fused +
+                                         " KNN_GPU_FP16=" + fp16 + " KNN_GPU_WGMMA=" + wgmma;
+                expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, p), cpu, what);
+              }
             }
         }
       }
@@ -374,7 +381,8 @@ TEST(CudaBackend, FusedProductsAndCandidatesGiveTheCpuAnswer) {
 }
 
 // The fused pass's cheap test (fused_cheap_limit) and the FP16 operands' scaling (fp16_limits),
-// fused (16 and 200 features: the fused pass's two kernels) and written (KNN_GPU_FUSED=0, and k
+// fused (16, 100 and 200 features: the fused pass's kernels, 100 a partial last 64 terms; on
+// Hopper 100 takes the wgmma kernel, and mma.sync's with KNN_GPU_WGMMA=0) and written (KNN_GPU_FUSED=0, and k
 // above 2,048, which the fused pass never takes), at scales where their limits change form: norms past 2^120 (every product takes the exact test),
 // products under float's normal range (and rows under FP16's smallest scaling), columns 2^-2
 // apart in scale (the small ones FP16 subnormals once scaled), zero rows, and values near 1 whose
@@ -384,7 +392,7 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  for (const std::size_t d : {std::size_t{16}, std::size_t{200}})  // the fused pass's two kernels
+  for (const std::size_t d : {std::size_t{16}, std::size_t{100}, std::size_t{200}})  // the fused pass's kernels
   for (const float scale : {0x1p60f, 0x1p-70f, 1.0f, 0.0f}) {  // 0: column f times 2^-2f
     auto train = knn::test::random_matrix(3000, d, rng, -1.0f, 1.0f);
     auto q = knn::test::random_matrix(200, d, rng, -1.0f, 1.0f);
@@ -407,9 +415,14 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
           for (const char* fp16 : {"", "0"}) {
             if (*fp16 && p != knn::Precision::tf32) continue;
             const knn::test::ScopedEnv operands("KNN_GPU_FP16", fp16);
-            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
-                             "d=" + std::to_string(d) + " scale " + std::to_string(scale) + " k=" + std::to_string(k) + (p == knn::Precision::tf32 ? " tf32" : " fp32") +
-                                 " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
+            for (const char* wgmma : {"", "0"}) {
+              if (*wgmma && (*fp16 || p != knn::Precision::tf32)) continue;  // FP16 operands only
+              const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+              expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, p), cpu,
+                               "d=" + std::to_string(d) + " scale " + std::to_string(scale) + " k=" + std::to_string(k) +
+                                   (p == knn::Precision::tf32 ? " tf32" : " fp32") + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16 +
+                                   " KNN_GPU_WGMMA=" + wgmma);
+            }
           }
       }
     }
@@ -444,8 +457,8 @@ TEST(CudaBackend, WideFusedPassGivesTheCpuAnswer) {
 // The shapes where the fused pass runs by default (TF32, k <= 10, 10^6 training rows or more),
 // with 16 and 128 features (one chunk of terms a stage, and two of FP16 or four of TF32
 // operands), rows repeated so that ties cross its blocks and stages, and queries that are
-// training rows: the default (FP16 operands), TF32 operands (KNN_GPU_FP16=0) and the written
-// products (KNN_GPU_FUSED=0), and the default with the training rows prepared (which keeps their
+// training rows: the default (FP16 operands; on Hopper the wgmma kernel, and mma.sync's with
+// KNN_GPU_WGMMA=0), TF32 operands (KNN_GPU_FP16=0) and the written products (KNN_GPU_FUSED=0), and the default with the training rows prepared (which keeps their
 // FP16 operands), against the CPU backend.
 TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
   REQUIRE_GPU();
@@ -460,12 +473,14 @@ TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
     for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
       for (const char* fused : {"", "0"})
-        for (const char* fp16 : {"", "0"}) {
-          if (*fused && *fp16) continue;
-          const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused), operands("KNN_GPU_FP16", fp16);
-          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
-                           "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16);
-        }
+        for (const char* fp16 : {"", "0"})
+          for (const char* wgmma : {"", "0"}) {
+            if ((*fused && *fp16) || (*wgmma && (*fused || *fp16))) continue;
+            const knn::test::ScopedEnv env("KNN_GPU_FUSED", fused), operands("KNN_GPU_FP16", fp16), hopper("KNN_GPU_WGMMA", wgmma);
+            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
+                             "10^6 x " + std::to_string(d) + ", k=" + std::to_string(k) + " KNN_GPU_FUSED=" + fused + " KNN_GPU_FP16=" + fp16 +
+                                 " KNN_GPU_WGMMA=" + wgmma);
+          }
       knn::BackendOptions o;
       o.device = knn::Device::cuda;
       o.precision = knn::Precision::tf32;

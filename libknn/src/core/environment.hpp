@@ -18,6 +18,7 @@ struct GpuTuning {
   std::int64_t chunks = 0;  // KNN_GPU_CHUNKS: query chunks a tile (at least 1), 0 by shape
   int fused_stride = 0;     // KNN_GPU_FUSED_STRIDE: the fused pass's sample takes one row in this many (1 to 1,024); 0 (unset or empty): by k
   bool vote = true;         // KNN_GPU_VOTE=0: votes and means on the host
+  bool wgmma = true;        // KNN_GPU_WGMMA=0: FP16 products and the fused pass keep mma.sync on Hopper
 };
 GpuTuning gpu_tuning();
 

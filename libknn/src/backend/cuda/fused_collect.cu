@@ -12,6 +12,8 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fp16_products_kernel.cuh"
+#include "backend/cuda/fused_pass.cuh"
+#include "backend/cuda/products.cuh"
 #include "backend/cuda/tensor_ops.cuh"
 #include "knn/error.hpp"
 
@@ -19,11 +21,9 @@ namespace knn::cuda {
 
 namespace {
 
-constexpr int kFusedQueries = 256;   // queries a block (their operand rows stay in shared memory)
-constexpr int kFusedRows = 128;      // training rows a stage
-constexpr int kFusedChunk = 32;      // product terms a chunk of a stage with TF32 operands (the unit of the copy ring)
-constexpr int kFusedRing = 4;        // chunk buffers: one multiplied while three are copied
-constexpr int kFusedThreads = 512;   // 16 warps: 4 x 4 over the 256 x 128 stage, 64 x 32 each
+// kFusedThreads: 16 warps, 4 x 4 over the 256 x 128 stage, 64 x 32 each. The ring's places hold
+// chunks: a whole stage with FP16 operands, kFusedChunk terms of it with TF32 ones.
+constexpr int kFusedChunk = 32;  // product terms a chunk of a stage with TF32 operands (the unit of the copy ring)
 
 // FP16 operands (TF32 searches, by default; fp16_operands.cuh): a chunk holds all of a stage's
 // terms (32, 64 or 128), so that a stage takes one barrier; 64 to 256 bytes a row with no padding:
@@ -44,43 +44,6 @@ constexpr std::size_t fused_smem_bytes(int kp) {
   const std::size_t element = Half ? 2 : 4;
   return (static_cast<std::size_t>(kFusedQueries) * kp + static_cast<std::size_t>(kFusedRing) * kFusedRows * fused_chunk_stride<Half>(kp)) *
          element;
-}
-
-struct FusedArgs {
-  const float* q;   // operand rows of the tile's queries, kdim floats each
-  const float* t;   // operand rows of the training set, kdim floats each
-  const __half* th; // FP16 operands: the training rows scaled (fp16_training_rows), kh halves each; else null
-  int kdim;         // product terms (zero-filled up to the kernel's KP)
-  int kh;           // th's row pitch: kdim rounded up to a multiple of 8
-  Bounds b;        // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
-  const unsigned* tau;
-  Slots slots;
-  int slot_count;
-  std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
-  const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
-};
-
-// The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
-// operations rounded to nearest), and only those that pass take the exact test
-// (l2_float_bound<false>, a dozen instructions). P = tau - qn c + a + 2^-18 (qn_up + max_tn + a)
-// + 2^-99, in double rounded up, then up to float, so that no product the exact test accepts
-// fails the cheap one (docs/exactness.md#fused-cheap-test). NaN, so that every product takes the
-// exact test, where a product could overflow (qn_up + max_tn > 2^120) or tau is not finite.
-__device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, float tau, float c, float abs_up, float max_tn) {
-  const double qn_up = __double2float_ru(qn_exact);
-  const double scale = qn_up + static_cast<double>(max_tn);
-  if (!(scale <= 0x1p120) || !isfinite(tau)) return NAN;
-  const double a = abs_up;
-  const double slack = __dadd_ru(__dmul_ru(0x1p-18, __dadd_ru(scale, a)), 0x1p-99);
-  const double p = __dadd_ru(__dadd_ru(__dadd_ru(static_cast<double>(tau), -__dmul_rd(static_cast<double>(qn), static_cast<double>(c))), a), slack);
-  return __double2float_ru(p);
-}
-
-// The lesser of x and y, NaN where either is NaN (fminf would give the other one).
-__device__ __forceinline__ float min_nan(float x, float y) {
-  float r;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
-  return r;
 }
 
 // The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8
@@ -165,9 +128,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   extern __shared__ uint4 fused_smem[];
   uint4* const qf = fused_smem;  // the queries, 16-byte words in A-fragment order
   Element* const ring = reinterpret_cast<Element*>(qf + kFusedQueries * KP / per_word);
-  __shared__ float q_norm[kFusedQueries], q_tau[kFusedQueries], q_cheap[kFusedQueries], q_abs[kFusedQueries];
-  __shared__ float q_scale[Half ? kFusedQueries : 1], q_inv2[Half ? kFusedQueries : 1];
-  __shared__ std::int64_t q_excluded[kFusedQueries];
+  __shared__ FusedQueryLimits ql;
   // The stage's squared norms (rounded down), copied with its last chunk into that chunk's place.
   __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
   const Bounds& b = a.b;
@@ -176,34 +137,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
   if (stages <= 0) return;  // the same for the whole block
   const std::int64_t chunks = stages * chunks_per_stage;
-  const float max_tn = *a.max_tn;
-  const int et = Half ? fp16_exponent(max_tn) : 0;
-
-  for (int r = threadIdx.x; r < kFusedQueries; r += kFusedThreads) {
-    const int slot = first_slot + r;
-    float abs_up = b.l2_abs_up, scale = 0.0f, inv2 = -2.0f;
-    if (slot < a.slot_count) {
-      const int row = a.slots.row_of(slot);
-      if (Half) {
-        const Fp16Limits h = fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
-        abs_up = h.abs, scale = h.scale, inv2 = h.inv2;
-      }
-      q_norm[r] = __double2float_rd(b.qn[row]);
-      q_tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
-      q_excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
-      q_cheap[r] = fused_cheap_limit(q_norm[r], b.qn[row], q_tau[r], b.c_dn, abs_up, max_tn);
-    } else {
-      q_norm[r] = 0.0f;
-      q_tau[r] = NAN;  // no bound is <= NaN
-      q_cheap[r] = -INFINITY;  // nor any cheap value (a finite x) under -inf
-      q_excluded[r] = -1;
-    }
-    q_abs[r] = abs_up;
-    if (Half) q_scale[r] = scale, q_inv2[r] = inv2;
-  }
+  fused_query_limits<Half>(ql, a, first_slot, *a.max_tn);
   if (Half) {
     __syncthreads();  // q_scale
-    fused_fill_queries_h<KP>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count, q_scale);
+    fused_fill_queries_h<KP>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count, ql.scale);
   } else {
     fused_fill_queries<KP>(reinterpret_cast<float4*>(qf), a.q, a.kdim, a.slots, first_slot, a.slot_count);
   }
@@ -253,19 +190,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
         cp_async4(reinterpret_cast<float*>(dst) + r * cstride + (f - k0), in ? a.t + j * a.kdim + f : a.t, in ? 4 : 0);
       }
     }
-    // Warp 0, four norms a lane, each a copy of its own: past the end of the rows a norm is a
-    // copy of 0 bytes (a zero) from the first norm, which exists. Byte counts, not a branch, so
-    // that no lane of warp 0 parts from the others before its mma.sync.aligned steps; and 4-byte
-    // copies, as a 16-byte copy that the rows' end cuts short still addresses 16 bytes, past the
-    // end of the norms (compute-sanitizer's memcheck reports it as an invalid read).
-    if (k0 + CH == KP && threadIdx.x < kFusedRows / 4) {
-      const std::int64_t j = j0 + threadIdx.x * 4;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool in = j + e < b.n;
-        cp_async4(&t_norm[place][threadIdx.x * 4 + e], in ? b.tn_dn + j + e : b.tn_dn, in ? 4 : 0);
-      }
-    }
+    if (k0 + CH == KP) fused_copy_norms(t_norm[place], b.tn_dn, b.n, j0);
   };
   // A copy group a chunk, empty ones past the last, so that "all but the newest kFusedRing - 2
   // groups done" means chunk c is in.
@@ -281,7 +206,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) cheap[m][h] = q_cheap[wm * 64 + m * 16 + h * 8 + gid];
+    for (int h = 0; h < 2; ++h) cheap[m][h] = ql.cheap[wm * 64 + m * 16 + h * 8 + gid];
   const uint4* const qa = qf + (wm * 4) * (KP / kstep) * 32 + lane;  // this warp's first 16-row tile
   // The products of the stage: each starts from its first MMA (mma_f16_first, mma_tf32_first),
   // which takes no accumulator.
@@ -368,7 +293,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
     for (int m = 0; m < 4; ++m) {
       float inv2[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) inv2[h] = Half ? q_inv2[wm * 64 + m * 16 + h * 8 + gid] : -2.0f;
+      for (int h = 0; h < 2; ++h) inv2[h] = Half ? ql.inv2[wm * 64 + m * 16 + h * 8 + gid] : -2.0f;
       // The cheap test of a query row's 8 products at once: the least of their cheap values x
       // (NaN where any is NaN), so that "some x passes" is one comparison; the rare rows with a
       // product that passes test each product again, then the exact bound.
@@ -393,13 +318,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
             for (int e = 0; e < 2; ++e)
               if (!(fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) {
                 const float v = Half ? acc[m][n][2 * h + e] * (-0.5f * inv2[h]) : acc[m][n][2 * h + e];
-                const float l = l2_float_bound<false>(v, q_norm[r], tn[wn * 32 + n * 8 + 2 * tig + e], b.c_dn, q_abs[r]);
-                const std::int64_t j = j0 + wn * 32 + n * 8 + 2 * tig + e;
-                if (l <= q_tau[r] && j < b.n && j != q_excluded[r]) {
-                  const int slot = first_slot + r;
-                  const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
-                  if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
-                }
+                const int col = wn * 32 + n * 8 + 2 * tig + e;
+                fused_exact_test(a, ql, first_slot, r, v, tn[col], j0 + col);
               }
         }
       }
@@ -564,10 +484,14 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   const Kernel kernels[3][3] = {{fused_collect<32, false, false>, fused_collect<32, true, false>, fused_collect<32, true, true>},
                                 {fused_collect<64, false, false>, fused_collect<64, true, false>, fused_collect<64, true, true>},
                                 {fused_collect<128, false, false>, fused_collect<128, true, false>, fused_collect<128, true, true>}};
-  const Kernel kernel = kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0];
-  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  FusedKernel fk{kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0], smem};
+  // FP16 operands of 64 or 128 terms on Hopper's warpgroup instructions, where the plan allows
+  // them and the device runs them.
+  if (half && kp >= 64 && p.wgmma && wgmma_on_current_device()) fk = wgmma_fused_kernel(kp);
+  const Kernel kernel = fk.kernel;
+  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
   int resident = 0;
-  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, smem));
+  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, fk.smem));
   const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
   const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
   const std::int64_t stages = std::max<std::int64_t>((b.n + kFusedRows - 1) / kFusedRows, 1);
@@ -578,7 +502,7 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
     if (cost < best_cost) best_cost = cost, best_parts = used;
   }
   FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts, p.max_tn};
-  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, smem, st>>>(args);
+  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, fk.smem, st>>>(args);
   KNN_LAUNCHED(fused_collect);
 }
 

@@ -9,6 +9,7 @@
 
 #include "backend/cuda/products.cuh"
 #include "backend/cuda/tensor_ops.cuh"
+#include "backend/cuda/wgmma_ops.cuh"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -61,7 +62,7 @@ __device__ __forceinline__ void staged_loop(int steps, const Load& load, const C
   }
   for (int step = 0; step < steps; ++step) {
     cp_async_wait<Stages - 2>();
-    if constexpr (AsyncProxy) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    if constexpr (AsyncProxy) async_proxy_fence();
     __syncthreads();  // the stage is in, and every warp is done with the one refilled next
     if (step + Stages - 1 < steps) load(step + Stages - 1);
     cp_async_commit();

@@ -1,0 +1,144 @@
+#pragma once
+// What the fused pass's two kernels for rows of up to kFusedMaxTerms terms share: a block of
+// kFusedQueries queries, a ring of kFusedRing stages of kFusedRows training rows, its arguments,
+// each query's limits (tau, the cheap test's limit, the margins) and the exact test that appends a
+// candidate. fused_collect (fused_collect.cu) multiplies on mma.sync, TF32 or FP16 operands;
+// wgmma_fused_collect (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16 operands. Both
+// take the same tests of the same float products, proved in docs/exactness.md#fused-cheap-test.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cuda/bounds.cuh"
+#include "backend/cuda/candidate_slots.cuh"
+#include "backend/cuda/float_key.cuh"
+#include "backend/cuda/fp16_operands.cuh"
+#include "backend/cuda/tensor_ops.cuh"
+
+namespace knn::cuda {
+
+constexpr int kFusedQueries = 256;  // queries a block (their operand rows stay in shared memory)
+constexpr int kFusedRows = 128;     // training rows a stage
+constexpr int kFusedRing = 4;       // stages in shared memory: one multiplied while three are copied
+constexpr int kFusedThreads = 512;  // 16 warps (four warpgroups)
+
+struct FusedArgs {
+  const float* q;    // operand rows of the tile's queries, kdim floats each
+  const float* t;    // operand rows of the training set, kdim floats each
+  const __half* th;  // FP16 operands: the training rows scaled (fp16_training_rows), kh halves each; else null
+  int kdim;          // product terms (zero-filled up to the kernel's KP)
+  int kh;            // th's row pitch: kdim rounded up to a multiple of 8
+  Bounds b;          // l2 over all n rows: norms, margins, excluded rows (b.s is not read)
+  const unsigned* tau;
+  Slots slots;
+  int slot_count;
+  std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
+  const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
+};
+
+/// A fused kernel as launch_fused launches it: kFusedThreads threads, `smem` bytes of dynamic
+/// shared memory.
+struct FusedKernel {
+  void (*kernel)(FusedArgs);
+  std::size_t smem;
+};
+
+/// The wgmma kernel for kp (64 or 128) product terms; only where wgmma_products_fit holds.
+FusedKernel wgmma_fused_kernel(int kp);
+
+// The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
+// operations rounded to nearest), and only those that pass take the exact test
+// (l2_float_bound<false>, a dozen instructions). P = tau - qn c + a + 2^-18 (qn_up + max_tn + a)
+// + 2^-99, in double rounded up, then up to float, so that no product the exact test accepts
+// fails the cheap one (docs/exactness.md#fused-cheap-test). NaN, so that every product takes the
+// exact test, where a product could overflow (qn_up + max_tn > 2^120) or tau is not finite.
+__device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, float tau, float c, float abs_up, float max_tn) {
+  const double qn_up = __double2float_ru(qn_exact);
+  const double scale = qn_up + static_cast<double>(max_tn);
+  if (!(scale <= 0x1p120) || !isfinite(tau)) return NAN;
+  const double a = abs_up;
+  const double slack = __dadd_ru(__dmul_ru(0x1p-18, __dadd_ru(scale, a)), 0x1p-99);
+  const double p = __dadd_ru(__dadd_ru(__dadd_ru(static_cast<double>(tau), -__dmul_rd(static_cast<double>(qn), static_cast<double>(c))), a), slack);
+  return __double2float_ru(p);
+}
+
+// The lesser of x and y, NaN where either is NaN (fminf would give the other one).
+__device__ __forceinline__ float min_nan(float x, float y) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+}
+
+// A block's queries, in shared memory: for query r of the block (slot first_slot + r) its squared
+// norm rounded down, tau, the cheap test's limit, the absolute margin, its excluded row, and with
+// FP16 operands its scale (fp16_limits) and the factor that turns the accumulator into -2v.
+struct FusedQueryLimits {
+  float norm[kFusedQueries], tau[kFusedQueries], cheap[kFusedQueries], abs[kFusedQueries];
+  float scale[kFusedQueries], inv2[kFusedQueries];
+  std::int64_t excluded[kFusedQueries];
+};
+
+// Fills `ql` for the block's queries (all threads; a barrier must follow before it is read).
+// Slots past the last get tau NaN and cheap limit -inf, which no product passes.
+template <bool Half>
+__device__ __forceinline__ void fused_query_limits(FusedQueryLimits& ql, const FusedArgs& a, int first_slot, float max_tn) {
+  const Bounds& b = a.b;
+  const int et = Half ? fp16_exponent(max_tn) : 0;
+  for (int r = threadIdx.x; r < kFusedQueries; r += blockDim.x) {
+    const int slot = first_slot + r;
+    float abs_up = b.l2_abs_up, scale = 0.0f, inv2 = -2.0f;
+    if (slot < a.slot_count) {
+      const int row = a.slots.row_of(slot);
+      if (Half) {
+        const Fp16Limits h = fp16_limits(b.qn[row], max_tn, et, b.d, b.l2_abs);
+        abs_up = h.abs, scale = h.scale, inv2 = h.inv2;
+      }
+      ql.norm[r] = __double2float_rd(b.qn[row]);
+      ql.tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
+      ql.excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
+      ql.cheap[r] = fused_cheap_limit(ql.norm[r], b.qn[row], ql.tau[r], b.c_dn, abs_up, max_tn);
+    } else {
+      ql.norm[r] = 0.0f;
+      ql.tau[r] = NAN;          // no bound is <= NaN
+      ql.cheap[r] = -INFINITY;  // nor any cheap value (a finite x) under -inf
+      ql.excluded[r] = -1;
+    }
+    ql.abs[r] = abs_up;
+    ql.scale[r] = scale;
+    ql.inv2[r] = inv2;
+  }
+}
+
+// The exact test of a product that passed the cheap one: query r of the block against training
+// row j (squared norm tn, rounded down), v the product q.t; appends j to the query's list when
+// its lower bound is <= tau, counting every such row (slots.count).
+__device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
+                                                 std::int64_t j) {
+  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
+  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) {
+    const int slot = first_slot + r;
+    const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
+    if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = j;
+  }
+}
+
+// Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a
+// lane, each a copy of its own. Past the end of the rows a norm is a copy of 0 bytes (a zero) from
+// the first norm, which exists. Byte counts, not a branch, so that no lane of warp 0 parts from
+// the others before its aligned tensor-core steps; and 4-byte copies, as a 16-byte copy that the
+// rows' end cuts short still addresses 16 bytes, past the end of the norms (compute-sanitizer's
+// memcheck reports it as an invalid read).
+__device__ __forceinline__ void fused_copy_norms(float* to, const float* tn_dn, std::int64_t n, std::int64_t j0) {
+  static_assert(kFusedRows == 4 * 32, "warp 0 copies the norms");
+  if (threadIdx.x >= 32) return;
+  const std::int64_t j = j0 + threadIdx.x * 4;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const bool in = j + e < n;
+    cp_async4(&to[threadIdx.x * 4 + e], in ? tn_dn + j + e : tn_dn, in ? 4 : 0);
+  }
+}
+
+}  // namespace knn::cuda
