@@ -47,6 +47,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
+  __shared__ FusedPending pend;
   __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];  // each stage's squared norms, rounded down
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
@@ -54,7 +55,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
   if (stages <= 0) return;  // the same for the whole block
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
-  __syncthreads();  // ql.scale
+  if (threadIdx.x == 0) pend.count = 0;
+  __syncthreads();  // ql.scale, pend.count
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
   // slots. Made visible to wgmma by the first stage's fence and barrier.
   for (int i = threadIdx.x; i < kFusedQueries * words; i += kFusedThreads) {
@@ -112,28 +114,33 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   const int lane = static_cast<int>(threadIdx.x) % 32, gid = lane / 4, tig = lane % 4;
   const int r0 = group * 64 + quarter * 16 + gid;
   const float cheap[2] = {ql.cheap[r0], ql.cheap[r0 + 8]}, inv2[2] = {ql.inv2[r0], ql.inv2[r0 + 8]};
-  const __half* const qa = qs + group * 64 * 64;  // the group's rows of the first 64-term chunk
+  // Shared-memory addresses: the group's rows of the first 64-term chunk, and the ring.
+  const auto qa_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(qs + group * 64 * 64));
+  const auto ring_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
   float acc[64];
   for (std::int64_t stage = 0; stage < stages; ++stage) {
     cp_async_wait<kFusedRing - 2>();
     async_proxy_fence();
     // The stage is in for every thread, and every warpgroup is done with the one refilled next.
-    __syncthreads();
+    fused_stage_barrier(a, pend, first_slot);
     if (stage + kFusedRing - 1 < stages) load_stage(stage + kFusedRing - 1);
     cp_async_commit();
     const int place = static_cast<int>(stage % kFusedRing);
-    const __half* const tb = ring + place * stage_halves;
+    const std::uint32_t tb_at = ring_at + place * stage_halves * 2;
     wgmma_hold(acc);
     wgmma_begin();
+    // 16 terms a step (32 bytes of a 128-byte row), four steps a 64-term chunk.
 #pragma unroll
     for (int ks = 0; ks < KP / 16; ++ks)
-      WgmmaAcc<128>::mma(acc, wgmma_operand(qa + (ks / 4) * kFusedQueries * 64 + (ks % 4) * 16),
-                         wgmma_operand(tb + (ks / 4) * kFusedRows * 64 + (ks % 4) * 16), ks > 0);
+      WgmmaAcc<128>::mma(acc, wgmma_operand_at(qa_at + ((ks / 4) * kFusedQueries * 64 + (ks % 4) * 16) * 2),
+                         wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
     wgmma_end();
     wgmma_hold(acc);
     // The cheap test of a query row's 32 products at once (fused_collect's, docs/exactness.md
-    // #fused-cheap-test): the least of their cheap values x, NaN where any is NaN; the rare rows
-    // with one that passes test each product again, then the exact bound.
+    // #fused-cheap-test): the least of their cheap values x, NaN where any is NaN. A row with one
+    // that passes is tested again 8 products at a time, and only a group with one that passes
+    // product by product, then by the exact bound: one warp's slow branch holds the whole block
+    // at the next stage's barrier, so it is kept short.
     const float* const tn = t_norm[place];
     float least[2];
 #pragma unroll
@@ -148,19 +155,37 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
     }
     if (!(least[0] > cheap[0]) || !(least[1] > cheap[1])) {
       const std::int64_t j0 = (stage0 + stage) * kFusedRows;
+      // The norms read again (volatile): kept from the cheap test above, their products with c
+      // went to local memory on every stage, for this rarely taken branch.
+      const volatile float* const tnv = tn;
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h) {
+        if (least[h] > cheap[h]) continue;
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
+        for (int g = 0; g < 4; ++g) {
+          float x[8], tnj[8];
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = j * 8 + 2 * tig + e;
-            const float v = acc[4 * j + 2 * h + e];
-            if (!(fmaf(inv2[h], v, tn[col] * b.c_dn) > cheap[h])) fused_exact_test(a, ql, first_slot, r0 + 8 * h, v * (-0.5f * inv2[h]), tn[col], j0 + col);
+          for (int i = 0; i < 8; ++i) {
+            const int j = 4 * g + i / 2, e = i % 2;
+            tnj[i] = tnv[j * 8 + 2 * tig + e];
+            x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_dn);
           }
+          float group = x[0];
+#pragma unroll
+          for (int i = 1; i < 8; ++i) group = min_nan(group, x[i]);
+          if (group > cheap[h]) continue;
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
+            if (!(x[i] > cheap[h])) fused_exact_test(a, ql, pend, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
+          }
+        }
+      }
     }
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
+  __syncthreads();     // every candidate held
+  fused_flush(a, pend, first_slot);
 #else
   (void)a;
   __trap();  // launch_fused takes it only where this body was built (wgmma_products_fit)

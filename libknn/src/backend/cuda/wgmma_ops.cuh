@@ -11,10 +11,13 @@ namespace knn::cuda {
 
 // A shared-memory operand of wgmma: rows of 128 bytes from `p` on, 128-byte swizzle, 8-row groups
 // 1,024 bytes apart (the stride); the leading offset is unused with this swizzle. `p` may point
-// into a row (the k-step's 32 bytes): the swizzle follows the address.
-__device__ __forceinline__ std::uint64_t wgmma_operand(const void* p) {
-  const auto at = static_cast<std::uint64_t>(__cvta_generic_to_shared(p));
+// into a row (the k-step's 32 bytes): the swizzle follows the address. wgmma_operand_at takes
+// the shared-memory address itself (32 bits, which keeps fewer registers than a pointer).
+__device__ __forceinline__ std::uint64_t wgmma_operand_at(std::uint32_t at) {
   return ((at & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) | (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
+}
+__device__ __forceinline__ std::uint64_t wgmma_operand(const void* p) {
+  return wgmma_operand_at(static_cast<std::uint32_t>(__cvta_generic_to_shared(p)));
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
