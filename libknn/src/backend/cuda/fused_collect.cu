@@ -129,7 +129,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   uint4* const qf = fused_smem;  // the queries, 16-byte words in A-fragment order
   Element* const ring = reinterpret_cast<Element*>(qf + kFusedQueries * KP / per_word);
   __shared__ FusedQueryLimits ql;
-  __shared__ FusedPending pend;
   // The stage's squared norms (rounded down), copied with its last chunk into that chunk's place.
   __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
   const Bounds& b = a.b;
@@ -139,7 +138,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   if (stages <= 0) return;  // the same for the whole block
   const std::int64_t chunks = stages * chunks_per_stage;
   fused_query_limits<Half>(ql, a, first_slot, *a.max_tn);
-  if (threadIdx.x == 0) pend.count = 0;  // read after the first barrier below
   if (Half) {
     __syncthreads();  // q_scale
     fused_fill_queries_h<KP>(qf, a.q, a.kdim, a.slots, first_slot, a.slot_count, ql.scale);
@@ -221,7 +219,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
       cp_async_wait<kFusedRing - 2>();
       // Chunk c is in for every thread, and every thread is done with chunk c - 1, whose place
       // the copy below refills.
-      fused_stage_barrier(a, pend, first_slot);
+      __syncthreads();
       if (c + kFusedRing - 1 < chunks) load_chunk(c + kFusedRing - 1);
       cp_async_commit();
       const int place = static_cast<int>(c % kFusedRing);
@@ -321,15 +319,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
               if (!(fmaf(inv2[h], acc[m][n][2 * h + e], tnc[n][e]) > cheap[m][h])) {
                 const float v = Half ? acc[m][n][2 * h + e] * (-0.5f * inv2[h]) : acc[m][n][2 * h + e];
                 const int col = wn * 32 + n * 8 + 2 * tig + e;
-                fused_exact_test(a, ql, pend, first_slot, r, v, tn[col], j0 + col);
+                fused_exact_test(a, ql, first_slot, r, v, tn[col], j0 + col);
               }
         }
       }
     }
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
-  __syncthreads();     // every candidate held
-  fused_flush(a, pend, first_slot);
 }
 
 // The fused pass for rows wider than kFusedMaxTerms terms, on FP16 operands: the written

@@ -118,51 +118,13 @@ __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::
   if (static_cast<std::int64_t>(pos) < slots.limit_of(slot)) slots.index[slots.base_of(slot) + pos] = j;
 }
 
-// The candidates a block has found and not yet appended: (query of the block, training row),
-// gathered with a shared-memory atomic, so that a warp that finds one waits tens of cycles
-// instead of a global atomic's round trip while the block's other warps wait at the stage's
-// barrier. Flushed to the lists once kFusedFlushAt are held (fused_stage_barrier) and at the
-// block's end; a candidate found while all kFusedPending places are taken is appended at once.
-constexpr int kFusedPending = 512, kFusedFlushAt = 256;
-struct FusedPending {
-  unsigned count;
-  std::int16_t r[kFusedPending];
-  std::int64_t j[kFusedPending];
-};
-
-// Appends the first min(count, kFusedPending) held candidates (all threads; none may add to
-// them meanwhile).
-__device__ __forceinline__ void fused_flush(const FusedArgs& a, const FusedPending& pend, int first_slot) {
-  const int held = static_cast<int>(min(pend.count, static_cast<unsigned>(kFusedPending)));
-  for (int i = threadIdx.x; i < held; i += blockDim.x) fused_append(a.slots, first_slot + pend.r[i], pend.j[i]);
-}
-
-// The stage's barrier (every thread's copies in, every warp done with the stage refilled next),
-// which also flushes the held candidates once kFusedFlushAt are: whether to flush is decided by
-// thread 0 before the barrier and given to all by it, so the whole block takes the branch alike.
-__device__ __forceinline__ void fused_stage_barrier(const FusedArgs& a, FusedPending& pend, int first_slot) {
-  if (!__syncthreads_or(threadIdx.x == 0 && pend.count >= kFusedFlushAt)) return;
-  fused_flush(a, pend, first_slot);
-  __syncthreads();  // every held candidate read
-  if (threadIdx.x == 0) pend.count = 0;
-  __syncthreads();  // the count reset before any thread adds to it
-}
-
 // The exact test of a product that passed the cheap one: query r of the block against training
-// row j (squared norm tn, rounded down), v the product q.t; holds j for the query's list when its
+// row j (squared norm tn, rounded down), v the product q.t; appends j to the query's list when its
 // lower bound is <= tau.
-__device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, FusedPending& pend, int first_slot, int r,
-                                                 float v, float tn, std::int64_t j) {
+__device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
+                                                 std::int64_t j) {
   const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
-  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) {
-    const unsigned at = atomicAdd(&pend.count, 1u);
-    if (at < kFusedPending) {
-      pend.r[at] = static_cast<std::int16_t>(r);
-      pend.j[at] = j;
-    } else {
-      fused_append(a.slots, first_slot + r, j);
-    }
-  }
+  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) fused_append(a.slots, first_slot + r, j);
 }
 
 // Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a

@@ -47,7 +47,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
-  __shared__ FusedPending pend;
   __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];  // each stage's squared norms, rounded down
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
@@ -55,8 +54,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
   if (stages <= 0) return;  // the same for the whole block
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
-  if (threadIdx.x == 0) pend.count = 0;
-  __syncthreads();  // ql.scale, pend.count
+  __syncthreads();  // ql.scale
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
   // slots. Made visible to wgmma by the first stage's fence and barrier.
   for (int i = threadIdx.x; i < kFusedQueries * words; i += kFusedThreads) {
@@ -122,7 +120,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
     cp_async_wait<kFusedRing - 2>();
     async_proxy_fence();
     // The stage is in for every thread, and every warpgroup is done with the one refilled next.
-    fused_stage_barrier(a, pend, first_slot);
+    __syncthreads();
     if (stage + kFusedRing - 1 < stages) load_stage(stage + kFusedRing - 1);
     cp_async_commit();
     const int place = static_cast<int>(stage % kFusedRing);
@@ -177,15 +175,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
 #pragma unroll
           for (int i = 0; i < 8; ++i) {
             const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-            if (!(x[i] > cheap[h])) fused_exact_test(a, ql, pend, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
+            if (!(x[i] > cheap[h])) fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
           }
         }
       }
     }
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
-  __syncthreads();     // every candidate held
-  fused_flush(a, pend, first_slot);
 #else
   (void)a;
   __trap();  // launch_fused takes it only where this body was built (wgmma_products_fit)
