@@ -3,7 +3,8 @@
 // product terms. A block holds the operand rows of 256 queries in shared memory, streams the
 // training rows through, takes each product on tensor cores and tests every pair's lower bound
 // against tau at once, so no product leaves the SM. tau comes first, from a product (take_products)
-// with every stride-th training row (fused_stride()).
+// with every stride-th training row (fused_stride()). On Hopper, FP16 operands of 33 to 128
+// terms take the same pass on warpgroup instructions (wgmma_fused_collect, wgmma_fused.cu).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
