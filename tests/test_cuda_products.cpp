@@ -214,13 +214,14 @@ void fp16_products_within_bound(void (*run)(const knn::cuda::ProductArgs& a)) {
   }
 }
 
+// The mma.sync kernel at every length (products() takes wgmma only when its caller passes it).
 TEST(CudaProducts, Fp16ProductsOfHalvesAreWithinTheirBound) {
   REQUIRE_GPU();
   fp16_products_within_bound([](const knn::cuda::ProductArgs& a) { knn::cuda::products(knn::cuda::ProductKind::fp16, a, nullptr); });
 }
 
 // The same bound on Hopper's warpgroup instructions (wgmma), whatever the rows' length: products()
-// takes them only from 512 terms on, so they are asked for by name here.
+// takes them only from 512 terms on and where its caller allows, so they are asked for by name.
 TEST(CudaProducts, WgmmaFp16ProductsOfHalvesAreWithinTheirBound) {
   REQUIRE_GPU();
   int device = 0;

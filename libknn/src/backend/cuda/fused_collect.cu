@@ -431,11 +431,7 @@ __global__ void __launch_bounds__(T::Threads, T::MinBlocks) wide_fused_collect(W
     if (fmaf(inv2, acc_v, tn * b.c_dn) > q_cheap[r]) continue;  // the cheap test: most products stop here
     const float l = l2_float_bound<false>(acc_v * (-0.5f * inv2), q_norm[r], tn, b.c_dn, q_abs[r]);
     const std::int64_t col = t0 + c;
-    if (l <= q_tau[r] && col < b.n && col != q_excluded[r]) {
-      const int slot = first_slot + r;
-      const unsigned long long pos = atomicAdd(a.slots.count + slot, 1ull);
-      if (static_cast<std::int64_t>(pos) < a.slots.limit_of(slot)) a.slots.index[a.slots.base_of(slot) + pos] = col;
-    }
+    if (l <= q_tau[r] && col < b.n && col != q_excluded[r]) fused_append(a.slots, first_slot + r, col);
   }
 }
 
@@ -485,9 +481,8 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
                                 {fused_collect<64, false, false>, fused_collect<64, true, false>, fused_collect<64, true, true>},
                                 {fused_collect<128, false, false>, fused_collect<128, true, false>, fused_collect<128, true, true>}};
   FusedKernel fk{kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0], smem};
-  // FP16 operands of 64 or 128 terms on Hopper's warpgroup instructions, where the plan allows
-  // them and the device runs them.
-  if (half && kp >= 64 && p.wgmma && wgmma_on_current_device()) fk = wgmma_fused_kernel(kp);
+  // FP16 operands of 64 or 128 terms on Hopper's warpgroup instructions (GpuContext::wgmma).
+  if (half && kp >= 64 && p.wgmma) fk = wgmma_fused_kernel(kp);
   const Kernel kernel = fk.kernel;
   KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
   int resident = 0;

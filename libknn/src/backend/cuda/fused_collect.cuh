@@ -51,9 +51,9 @@ struct FusedPlan {
   // round's; null in the second, which reuses the first round's tau.
   const Bounds* sample;
   const float* max_tn;  // the largest squared norm of the training rows, rounded up
-  // FP16 operands of 33 to 128 terms may take Hopper's warpgroup instructions (wgmma_fused.cu)
-  // where the device runs them (wgmma_products_fit); false keeps mma.sync (KNN_GPU_WGMMA=0).
-  bool wgmma = true;
+  // FP16 operands of 33 to 128 terms take Hopper's warpgroup instructions (wgmma_fused.cu):
+  // GpuContext::wgmma.
+  bool wgmma = false;
 };
 
 /// What the fused pass reads of the training rows besides them: their largest squared norm

@@ -12,6 +12,7 @@ GpuContext::GpuContext(int device_id, const detail::GpuTuning& tuning_switches) 
   copy_stream = std::make_unique<Stream>();
   KNN_CUDA(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   mma = tf32_products_fit(device);
+  wgmma = tuning.wgmma && wgmma_products_fit(device);
   small_k_init();
 }
 

@@ -65,6 +65,9 @@ struct GpuContext {
   detail::GpuTuning tuning;
   // TF32 and FP16 tensor-core products (mma.sync): tf32_products_fit.
   bool mma = false;
+  // FP16 products and the fused pass on Hopper's warpgroup instructions: wgmma_products_fit,
+  // unless the tuning turns them off (KNN_GPU_WGMMA=0).
+  bool wgmma = false;
   /// Whether the searches' float32 products are taken from split operands on the tensor cores, and
   /// precision auto may take the TF32 pass: where the kernels run, unless the tuning asks for
   /// float32 products (KNN_GPU_SGEMM=1).

@@ -13,7 +13,7 @@ void take_products(GpuContext& ctx, ProductKind kind, const ProductArgs& a, cuda
   }
   ctx.product_flop += kBlasFlopWeight[static_cast<int>(kind)] * 2.0 * static_cast<double>(a.rows) * static_cast<double>(a.cols) * a.kdim;
   if (ctx.blas && ctx.blas->run(kind, a, st)) return;
-  products(kind, a, st, ctx.tuning.wgmma);
+  products(kind, a, st, ctx.wgmma);
 }
 
 }  // namespace knn::cuda

@@ -2,8 +2,6 @@
 // fp16_products_kernel.cuh, wgmma_products_kernel.cuh) at the search's tilings, and a float32 one.
 #include "backend/cuda/products.cuh"
 
-#include <vector>
-
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/fp16_products_kernel.cuh"
 #include "backend/cuda/products_kernel.cuh"
@@ -26,7 +24,6 @@ static_assert(SearchHalfTiling::SmemBytes <= SearchTiling::SmemBytes, "tf32_prod
 // takes long rows only.
 using SearchWgmmaTiling = WgmmaTiling<128, 256, 4, 1>;
 constexpr int kWgmmaMinTerms = 512;
-
 
 // float32: 128 x 128 a block of 256 threads, 8 x 8 a thread (rows 4 ty + i and 64 + 4 ty + i, the
 // same for columns with tx), 8 terms a step. Both operands are kept term-major in shared memory,
@@ -87,25 +84,12 @@ void products(ProductKind kind, const ProductArgs& a, cudaStream_t st, bool wgmm
   if (a.rows <= 0 || a.cols <= 0) return;
   if (kind == ProductKind::tf32) return launch_tf32_products<SearchTiling>(a, st);
   if (kind == ProductKind::fp16) {
-    if (wgmma && a.kdim >= kWgmmaMinTerms && wgmma_on_current_device()) return launch_wgmma_products<SearchWgmmaTiling>(a, st);
+    if (wgmma && a.kdim >= kWgmmaMinTerms) return launch_wgmma_products<SearchWgmmaTiling>(a, st);
     return launch_fp16_products<SearchHalfTiling>(a, st);
   }
   const int2 tiles = product_tiles(a, kSimtTile, kSimtTile);
   fp32_products_kernel<<<static_cast<unsigned>(tiles.x) * static_cast<unsigned>(tiles.y), 256, 0, st>>>(a, tiles.x, tiles.y);
   KNN_LAUNCHED(fp32_products_kernel);
-}
-
-bool wgmma_on_current_device() {
-  static const std::vector<bool> fits = [] {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
-    std::vector<bool> v(static_cast<std::size_t>(count));
-    for (int d = 0; d < count; ++d) v[static_cast<std::size_t>(d)] = wgmma_products_fit(d);
-    return v;
-  }();
-  int device = 0;
-  KNN_CUDA(cudaGetDevice(&device));
-  return device >= 0 && static_cast<std::size_t>(device) < fits.size() && fits[static_cast<std::size_t>(device)];
 }
 
 bool wgmma_products_built() {

@@ -38,9 +38,10 @@ struct ProductArgs {
   const __half* th = nullptr;
 };
 
-/// The products, queued on st. tf32 and fp16 need tf32_products_fit (GpuContext::mma). `wgmma`
-/// false keeps long FP16 rows on mma.sync (KNN_GPU_WGMMA=0).
-void products(ProductKind kind, const ProductArgs& a, cudaStream_t st, bool wgmma = true);
+/// The products, queued on st. tf32 and fp16 need tf32_products_fit (GpuContext::mma); with
+/// `wgmma` (GpuContext::wgmma, which needs wgmma_products_fit) FP16 rows of 512 terms or more take
+/// the wgmma kernel.
+void products(ProductKind kind, const ProductArgs& a, cudaStream_t st, bool wgmma = false);
 
 /// Whether `device` runs the TF32 and FP16 kernels: compute capability 8.0 or later and the shared
 /// memory a block of the TF32 one takes (110,592 bytes: more than cards of compute capability 8.6
@@ -53,11 +54,7 @@ bool wgmma_products_built();
 
 /// Whether `device` runs the wgmma FP16 kernel: the build holds it, the device is of compute
 /// capability 9.0 exactly (sm_90a code runs nowhere else), and gives a block its shared memory.
-/// products() takes it for ProductKind::fp16 with 512 terms or more where this holds.
 bool wgmma_products_fit(int device);
-
-/// wgmma_products_fit for the current device, asked once a device.
-bool wgmma_on_current_device();
 
 /// ProductKind::fp16's products on the wgmma kernel whatever their length, queued on st (the
 /// warm-up and the tests ask for it by name); only where wgmma_products_fit holds.

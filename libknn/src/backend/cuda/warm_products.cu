@@ -24,7 +24,7 @@ void warm_products(GpuContext& ctx) {
     ProductArgs half{nullptr, dim, nullptr, dim, rows, rows, dim, c.get(), rows};
     half.qh = half.th = reinterpret_cast<const __half*>(a.get());
     products(ProductKind::fp16, half, st);
-    if (ctx.tuning.wgmma && wgmma_products_fit(ctx.device)) wgmma_products(half, st);  // what long FP16 rows take
+    if (ctx.wgmma) wgmma_products(half, st);  // what long FP16 rows take
   }
   KNN_CUDA(cudaStreamSynchronize(st));
 }
