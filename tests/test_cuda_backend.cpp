@@ -429,6 +429,35 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
   }
 }
 
+// tau of the fused path is tight as well as valid: from the sample's pass in the product kernel
+// (Hopper) or from the sample's written products (KNN_GPU_WGMMA=0), the first round's lists hold
+// nearly every query's candidates, so few queries are collected again (KNN_GPU_TIMING prints how
+// many). A tau left at +inf, or far above the sample's k-th bound, sends every query to the second
+// round while the answer stays right.
+TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto train = knn::test::random_matrix(40000, 64, rng, 0.0f, 1.0f);
+  const auto q = knn::test::random_matrix(600, 64, rng, 0.0f, 1.0f);
+  const knn::test::ScopedEnv fused("KNN_GPU_FUSED", "1"), timing("KNN_GPU_TIMING", "1");
+  for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{16}})
+    for (const char* wgmma : {"", "0"}) {
+      const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+      const std::string what = "k=" + std::to_string(k) + " KNN_GPU_WGMMA=" + wgmma;
+      testing::internal::CaptureStderr();
+      const auto gpu = run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32);
+      const std::string log = testing::internal::GetCapturedStderr();
+      expect_identical(gpu, run(knn::Device::cpu, train, q, k, knn::Metric::l2), what);
+      const auto at = log.find(" queries collected again");
+      ASSERT_NE(at, std::string::npos) << what << ": no count of the second round in\n" << log;
+      const auto line = log.rfind("gpu stages: ", at);
+      const std::size_t again = std::stoul(log.substr(line + 12, at - line - 12));
+      EXPECT_LE(again, q.rows / 20) << what << ": " << log.substr(line, at - line);
+    }
+}
+
 // The fused pass's kernel for rows wider than 128 terms (KNN_GPU_FUSED=1, FP16 operands), small
 // enough for compute-sanitizer: two blocks of queries (one partial), training tiles with a
 // partial last one, 200 features (a partial last stage of terms), rows repeated so that ties

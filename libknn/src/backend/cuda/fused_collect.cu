@@ -453,6 +453,22 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
   fp16_training_rows(rows, n, d, kh, max_tn.get(), rows_h.get(), st);
 }
 
+FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors) {
+  KNN_CUDA(cudaFuncSetAttribute(fk.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
+  int resident = 0;
+  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fk.kernel, kFusedThreads, fk.smem));
+  const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
+  const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
+  const std::int64_t stages = std::max<std::int64_t>((n + kFusedRows - 1) / kFusedRows, 1);
+  std::int64_t best_parts = 1, best_cost = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t parts = 1; parts <= std::min<std::int64_t>(stages, 8192); ++parts) {
+    const std::int64_t per = (stages + parts - 1) / parts, used = (stages + per - 1) / per;
+    const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
+    if (cost < best_cost) best_cost = cost, best_parts = used;
+  }
+  return FusedParts{blocks, best_parts, (stages + best_parts - 1) / best_parts};
+}
+
 // fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
 // as keep the device's blocks busy to the last wave (each part costs one more stage: the load of
 // its queries).
@@ -483,21 +499,9 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   FusedKernel fk{kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0], smem};
   // FP16 operands of 64 or 128 terms on Hopper's warpgroup instructions (GpuContext::wgmma).
   if (half && kp >= 64 && p.wgmma) fk = wgmma_fused_kernel(kp);
-  const Kernel kernel = fk.kernel;
-  KNN_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
-  int resident = 0;
-  KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kFusedThreads, fk.smem));
-  const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
-  const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
-  const std::int64_t stages = std::max<std::int64_t>((b.n + kFusedRows - 1) / kFusedRows, 1);
-  std::int64_t best_parts = 1, best_cost = std::numeric_limits<std::int64_t>::max();
-  for (std::int64_t parts = 1; parts <= std::min<std::int64_t>(stages, 8192); ++parts) {
-    const std::int64_t per = (stages + parts - 1) / parts, used = (stages + per - 1) / per;
-    const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
-    if (cost < best_cost) best_cost = cost, best_parts = used;
-  }
-  FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, (stages + best_parts - 1) / best_parts, p.max_tn};
-  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(best_parts)), kFusedThreads, fk.smem, st>>>(args);
+  const FusedParts parts = fused_parts(fk, slot_count, b.n, multiprocessors);
+  const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, parts.stages, p.max_tn, p.kh, nullptr};
+  fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
   KNN_LAUNCHED(fused_collect);
 }
 

@@ -2,9 +2,10 @@
 // Products and candidates in one kernel (fused_collect): l2, small k, up to kFusedMaxTerms
 // product terms. A block holds the operand rows of 256 queries in shared memory, streams the
 // training rows through, takes each product on tensor cores and tests every pair's lower bound
-// against tau at once, so no product leaves the SM. tau comes first, from a product (take_products)
-// with every stride-th training row (fused_stride()). On Hopper, FP16 operands of 33 to 128
-// terms take the same pass on warpgroup instructions (wgmma_fused_collect, wgmma_fused.cu).
+// against tau at once, so no product leaves the SM. tau comes first, from every stride-th training
+// row (fused_stride()): on Hopper the same kernel's pass over them (launch_sample_tau), elsewhere
+// their products, written out (take_products). On Hopper, FP16 operands of 33 to 128
+// terms take the same pass on warpgroup instructions (wgmma_fused_pass, wgmma_fused.cu).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -26,15 +27,17 @@ constexpr std::int64_t kFusedDefaultRows = 1000000;
 
 /// What the fused path keeps between searches: its sample of the training rows (every stride-th:
 /// squared norms exact and rounded, the queries' excluded rows as rows of the sample), the
-/// training rows' largest squared norm and their FP16 operands.
+/// training rows' largest squared norm and their FP16 operands, and the sample's pass's keys
+/// (launch_sample_tau).
 struct FusedWorkspace {
   DeviceArray<double> sample_tn;
   DeviceArray<float> sample_up, sample_dn, max_tn;
   DeviceArray<std::int64_t> sample_exclude;
   DeviceArray<__half> half_rows;
+  DeviceArray<unsigned> tau_keys;
   template <class F>
   void for_each_buffer(F&& f) {
-    f(sample_tn), f(sample_up), f(sample_dn), f(max_tn), f(sample_exclude), f(half_rows);
+    f(sample_tn), f(sample_up), f(sample_dn), f(max_tn), f(sample_exclude), f(half_rows), f(tau_keys);
   }
 };
 
@@ -54,7 +57,27 @@ struct FusedPlan {
   // FP16 operands of 33 to 128 terms take Hopper's warpgroup instructions (wgmma_fused.cu):
   // GpuContext::wgmma.
   bool wgmma = false;
+  // Set: tau comes from the sample's pass inside the product kernel (launch_sample_tau), whose
+  // sample is every `stride`-th row of th; else from the sample's products, written out.
+  bool sample_tau = false;
+  int stride = 1;
 };
+
+/// k up to this takes tau from the sample's pass in the product kernel (launch_sample_tau).
+constexpr int kSampleTauK = 16;
+
+/// Whether the fused path's tau comes from the sample's pass inside the product kernel: on
+/// Hopper's warpgroup kernel (`wgmma`: GpuContext::wgmma), FP16 operands of 33 to kFusedMaxTerms
+/// terms and k <= kSampleTauK. The one rule the plan and the search share.
+constexpr bool sample_tau_fits(bool wgmma, bool fp16, int kdim, std::int64_t k) {
+  return wgmma && fp16 && kdim > 32 && kdim <= kFusedMaxTerms && k <= kSampleTauK;
+}
+
+/// tau for `slot_count` slots from the sample `sample` (its norms, exclusions and n_s rows: every
+/// p.stride-th row of p.th), queued on st: the wgmma kernel keeps each query's smallest upper
+/// bounds per block part in `keys` (resized), and tau is the k-th smallest of them.
+void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& slots, int slot_count, int k, int multiprocessors,
+                       DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st);
 
 /// What the fused pass reads of the training rows besides them: their largest squared norm
 /// (rounded up) into max_tn, and with `half` their FP16 operands (fp16_training_rows) into rows_h; queued on

@@ -3,7 +3,7 @@
 // kFusedQueries queries, a ring of kFusedRing stages of kFusedRows training rows, its arguments,
 // each query's limits (tau, the cheap test's limit, the margins) and the exact test that appends a
 // candidate. fused_collect (fused_collect.cu) multiplies on mma.sync, TF32 or FP16 operands;
-// wgmma_fused_collect (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16 operands. Both
+// wgmma_fused_pass (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16 operands. Both
 // take the same tests of the same float products, proved in docs/exactness.md#fused-cheap-test.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -36,6 +36,10 @@ struct FusedArgs {
   int slot_count;
   std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
   const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
+  std::int64_t th_pitch;         // halves from one of th's rows to the next: kh, or stride * kh for the sample
+  // The sample's pass (wgmma_sample_tau): each block's smallest upper-bound keys per query, read
+  // by tau_from_keys; null in the candidate pass, which reads tau instead.
+  unsigned* tau_keys;
 };
 
 /// A fused kernel as launch_fused launches it: kFusedThreads threads, `smem` bytes of dynamic
@@ -47,6 +51,17 @@ struct FusedKernel {
 
 /// The wgmma kernel for kp (64 or 128) product terms; only where wgmma_products_fit holds.
 FusedKernel wgmma_fused_kernel(int kp);
+
+/// A fused launch's grid: blocks of kFusedQueries slots (x) by parts of the training rows (y),
+/// `stages` stages a part.
+struct FusedParts {
+  std::int64_t blocks, parts, stages;
+};
+
+/// The grid of `fk` over slot_count slots and n training rows: as many parts as keep the device's
+/// blocks busy to the last wave (each part costs one more stage: the load of its queries). Lets
+/// the kernel take its shared memory.
+FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors);
 
 // The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
 // operations rounded to nearest), and only those that pass take the exact test
@@ -96,7 +111,8 @@ __device__ __forceinline__ void fused_query_limits(FusedQueryLimits& ql, const F
         abs_up = h.abs, scale = h.scale, inv2 = h.inv2;
       }
       ql.norm[r] = __double2float_rd(b.qn[row]);
-      ql.tau[r] = key_to_float(a.tau[row]);  // at most +inf; l <= it as floats is the keys' order
+      // At most +inf; l <= it as floats is the keys' order. The sample's pass has none yet.
+      ql.tau[r] = a.tau ? key_to_float(a.tau[row]) : INFINITY;
       ql.excluded[r] = b.exclude ? b.exclude[b.q0 + row] : -1;
       ql.cheap[r] = fused_cheap_limit(ql.norm[r], b.qn[row], ql.tau[r], b.c_dn, abs_up, max_tn);
     } else {

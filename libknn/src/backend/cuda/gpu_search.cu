@@ -94,7 +94,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   else ctx.small.for_each_buffer(release);
   std::size_t free_bytes = 0, total_bytes = 0;
   KNN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const SearchPlan plan = plan_search(req, options, ctx.tensor_cores(), ctx.tuning, prepared, free_bytes + ctx.bytes());
+  const SearchPlan plan = plan_search(req, options, ctx.tensor_cores(), ctx.wgmma, ctx.tuning, prepared, free_bytes + ctx.bytes());
   if (plan.part_rows) {
     if (lists)
       throw Error("the training rows do not fit in the GPU's memory beside the search's workspace; search from host memory "
@@ -106,7 +106,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req,
                                    plan.part_rows);
   }
-  const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16;
+  const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16, sample_tau = plan.sample_tau;
   const double c = plan.c;
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
@@ -289,15 +289,16 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
           take_products(ctx, ProductKind::fp16, args, st);
         } else if (fused) {
           // Only the sample's products: every stride-th training row, stride * kdim values apart.
+          // With plan.sample_tau, none: tau's pass takes them in the product kernel.
           ProductArgs args{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch};
           if (fp16) {
             args = ProductArgs{nullptr, kh, nullptr, static_cast<std::int64_t>(stride) * kh, cq, n_s, kh, args.c, s_pitch};
             args.qh = q_half;
             args.th = d_half;
           }
-          take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
+          if (!sample_tau) take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma};
+          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride};
         } else {
           take_products(ctx, kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }

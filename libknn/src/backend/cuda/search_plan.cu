@@ -14,8 +14,8 @@
 
 namespace knn::cuda {
 
-SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, const detail::GpuTuning& tuning,
-                       const DeviceTrain* prepared, std::size_t free_bytes) {
+SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, bool wgmma,
+                       const detail::GpuTuning& tuning, const DeviceTrain* prepared, std::size_t free_bytes) {
   const Matrix& train = *req.train;
   const auto n = static_cast<std::int64_t>(train.rows), nq = static_cast<std::int64_t>(req.queries.rows);
   const int d = static_cast<int>(train.cols);
@@ -49,6 +49,10 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // tensor-core kernels. The tuning's `fp16` off keeps TF32 operands, for comparison.
   const bool fp16 = tf32 && metric == Metric::l2 && tuning.fp16 && (fused || tensor_cores);
   const int kh = fp16_pitch(d);
+  // On Hopper the fused path's tau comes from the sample's pass in the product kernel, which
+  // writes no products: 4.5 of 15.5 ms went to writing the sample's products and reading them
+  // again at 10^6 x 128, k = 10 on an H100 (bench/RESULTS.md).
+  const bool sample_tau = fused && sample_tau_fits(wgmma, fp16, kdim, k);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
   // same): cuBLAS, once a backend opens it, took a kernel about twice as slow for an odd count.
@@ -56,7 +60,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const std::int64_t n_s = fused && n_s_all >= 8 ? n_s_all / 4 * 4 : n_s_all;
   // Floats from one query's products to the next: the sample's rounded up to a multiple of 32, so
   // that every row starts 16-byte aligned and tau's pass reads it four floats at a time.
-  const std::int64_t s_pitch = fused ? (n_s + 31) / 32 * 32 : n;
+  const std::int64_t s_pitch = sample_tau ? 0 : fused ? (n_s + 31) / 32 * 32 : n;
 
   // Bytes of a training row on the device: its values, their split or FP16 copy, its norms.
   const std::size_t row_bytes = static_cast<std::size_t>(d) * sizeof(float) * (split ? 4 : 1) + TrainNorms::row_bytes +
@@ -95,6 +99,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   p.kdim = kdim;
   p.kh = kh;
   p.stride = stride;
+  p.sample_tau = sample_tau;
   p.n_s = n_s;
   p.s_pitch = s_pitch;
   p.budget = budget;

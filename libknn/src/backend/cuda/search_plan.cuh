@@ -23,8 +23,11 @@ struct SearchPlan {
   int kdim = 0;        // the product's inner dimension (3d for split operands)
   int kh = 0;          // an FP16 operand row's pitch in halves
   int stride = 1;      // the fused path's sample: one training row in stride
-  std::int64_t n_s = 0;      // columns of the product a tile writes (the sample's, on the fused path)
-  std::int64_t s_pitch = 0;  // floats from one query's products to the next
+  bool sample_tau = false;   // the fused path's tau from the sample's pass in the product kernel (sample_tau_fits)
+  std::int64_t n_s = 0;      // the fused path's sample rows; else the training rows
+  // The product a tile writes: s_pitch floats a query (the sample's products on the fused path,
+  // none where sample_tau, every training row's otherwise).
+  std::int64_t s_pitch = 0;
   std::size_t budget = 0;    // device bytes the search may hold
   std::int64_t tile = 0;     // queries a tile
   std::size_t part_rows = 0; // nonzero: the training rows do not fit; search them this many at a time
@@ -44,9 +47,9 @@ constexpr bool tf32_pass(Precision precision, std::size_t cols, bool tensor_core
 }
 
 /// The plan of `req` on a device whose free memory (with what the context holds) is free_bytes,
-/// its training rows `prepared` there already or null. Throws knn::Error when the budget cannot
-/// hold one training row and one query.
-SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, const detail::GpuTuning& tuning,
-                       const DeviceTrain* prepared, std::size_t free_bytes);
+/// its training rows `prepared` there already or null; `wgmma`: GpuContext::wgmma. Throws
+/// knn::Error when the budget cannot hold one training row and one query.
+SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, bool tensor_cores, bool wgmma,
+                       const detail::GpuTuning& tuning, const DeviceTrain* prepared, std::size_t free_bytes);
 
 }  // namespace knn::cuda

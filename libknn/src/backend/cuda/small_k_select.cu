@@ -346,18 +346,23 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.small.tau.get() + c0;
   const auto grid = static_cast<unsigned>(rows);
-  // The fused path's tau comes from its sample's product, read whole; the others' from one step
-  // in sample_stride(k) of the tile's product.
-  const Bounds& tb = t.fused ? *t.fused->sample : t.bounds;
-  const int stride = t.fused ? 1 : sample_stride(k);
-  with_pass_kind(tb, [&](auto vec, auto f32l2) {
-    constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
-    if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
-    else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
-  });
-  KNN_LAUNCHED(union_tau);
-  timer.mark(st, "tau");
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.small.cand.get() + c0 * cap, ctx.small.found.get() + c0};
+  // The fused path's tau comes from its sample: the sample's pass in the product kernel, or its
+  // products, read whole; the others' from one step in sample_stride(k) of the tile's product.
+  if (t.fused && t.fused->sample_tau) {
+    launch_sample_tau(*t.fused, *t.fused->sample, first, static_cast<int>(rows), static_cast<int>(k), ctx.multiprocessors, ctx.fused.tau_keys,
+                      tau, st);
+  } else {
+    const Bounds& tb = t.fused ? *t.fused->sample : t.bounds;
+    const int stride = t.fused ? 1 : sample_stride(k);
+    with_pass_kind(tb, [&](auto vec, auto f32l2) {
+      constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
+      if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+      else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+    });
+    KNN_LAUNCHED(union_tau);
+  }
+  timer.mark(st, "tau");
   if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");

@@ -4,19 +4,46 @@
 // operands read from shared memory, instead of 128 mma.sync a warp fed from registers. The
 // products are the same products of halves summed in float (docs/exactness.md#fp16-operands),
 // and every one takes the same cheap and exact tests.
+//
+// The same kernel takes tau's sample first (launch_sample_tau): the products with every
+// stride-th training row, of which each thread keeps the smallest upper bounds of its queries in
+// registers, so that the sample's products are never written (docs/exactness.md#sampled-tau).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fp16_operands.cuh"
+#include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/fused_pass.cuh"
 #include "backend/cuda/tensor_ops.cuh"
 #include "backend/cuda/wgmma_ops.cuh"
+#include "knn/error.hpp"
 
 namespace knn::cuda {
 
 namespace {
+
+// The sample's pass: upper-bound keys each thread keeps per query row. A query row's products of
+// a stage are spread over the four threads of a quad, so a block part gives 4 kTauKeys keys a
+// query: the k-th smallest of all parts' is tau for k <= kSampleTauK.
+constexpr int kTauKeys = 4;
+constexpr int kTauKeysPerPart = 4 * kTauKeys;
+static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
+
+// Inserts `key` into the ascending `best`, the largest dropping out.
+template <int M>
+__device__ __forceinline__ void insert_key(unsigned (&best)[M], unsigned key) {
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const unsigned lo = min(best[m], key);
+    key = max(best[m], key);
+    best[m] = lo;
+  }
+}
 
 // Where 16-byte word w (terms 8w..8w + 7) of row r of an operand of R rows lies, in halves: the
 // terms in chunks of 64, each chunk R rows of 128 bytes whose words are swizzled (word w % 8 of
@@ -36,8 +63,10 @@ constexpr std::size_t wgmma_fused_smem() {
 
 // Block (x, y): slots x * 256 .. + 255 against the stages of part y, as fused_collect. Warpgroup
 // g takes queries 64 g .. + 63 against all 128 rows of a stage; one barrier a stage.
-template <int KP>
-__global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArgs a) {
+// Tau: the sample's pass. Instead of tests against tau, each thread keeps the kTauKeys smallest
+// upper-bound keys of each of its two query rows and writes them to a.tau_keys at the end.
+template <int KP, bool Tau>
+__global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(KP % 64 == 0, "whole 64-term chunks");
   constexpr int words = KP / 8;  // 16-byte words a row
@@ -47,12 +76,20 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
-  __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];  // each stage's squared norms, rounded down
+  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds).
+  __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
-  if (stages <= 0) return;  // the same for the whole block
+  // A query's keys of this part: (slot * parts + part) * kTauKeysPerPart + tig * kTauKeys + m.
+  const auto keys_at = [&](int slot) { return a.tau_keys + (static_cast<std::int64_t>(slot) * gridDim.y + blockIdx.y) * kTauKeysPerPart; };
+  if (stages <= 0) {  // the same for the whole block
+    if (Tau)
+      for (int i = threadIdx.x; i < kFusedQueries * kTauKeysPerPart; i += kFusedThreads)
+        if (first_slot + i / kTauKeysPerPart < a.slot_count) keys_at(first_slot + i / kTauKeysPerPart)[i % kTauKeysPerPart] = kNoKey;
+    return;
+  }
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
   __syncthreads();  // ql.scale
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
@@ -81,8 +118,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   const auto load_stage = [&](std::int64_t s) {
     const std::int64_t j0 = (stage0 + s) * kFusedRows;
     __half* const dst = ring + static_cast<int>(s % kFusedRing) * stage_halves + copy_at;
-    const __half* const p = a.th + (j0 + copy_row) * a.kh + copy_word * 8;
-    const std::int64_t copy_step = std::int64_t{row_step} * a.kh;
+    const __half* const p = a.th + (j0 + copy_row) * a.th_pitch + copy_word * 8;
+    const std::int64_t copy_step = std::int64_t{row_step} * a.th_pitch;
     // Every copy whole: a test the whole block takes alike, so that no warp is left divergent
     // before its aligned steps.
     if (KP <= a.kh && b.n - j0 >= kFusedRows) {
@@ -96,7 +133,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
         cp_async16(dst + n * row_step * 64, in ? p + n * copy_step : a.th, in ? 16 : 0);
       }
     }
-    fused_copy_norms(t_norm[s % kFusedRing], b.tn_dn, b.n, j0);
+    fused_copy_norms(t_norm[s % kFusedRing], Tau ? b.tn_up : b.tn_dn, b.n, j0);
   };
   // A copy group a stage, empty ones past the last, so that "all but the newest kFusedRing - 2
   // groups done" means stage s is in.
@@ -112,6 +149,24 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
   const int lane = static_cast<int>(threadIdx.x) % 32, gid = lane / 4, tig = lane % 4;
   const int r0 = group * 64 + quarter * 16 + gid;
   const float cheap[2] = {ql.cheap[r0], ql.cheap[r0 + 8]}, inv2[2] = {ql.inv2[r0], ql.inv2[r0 + 8]};
+  // The sample's pass: per query row, its squared norm rounded up (and times 1 + c), the kept
+  // keys, and `limit`: what a product's x = fl(tn c - 2v) must stay under for its upper bound to
+  // be worth computing, the largest kept key less qn c (+inf until kTauKeys are kept). It only
+  // spares work: any upper bound kept is a true one, so tau stays valid whatever it lets through.
+  float qn_up[2] = {0.0f, 0.0f}, qn_c[2] = {0.0f, 0.0f}, limit[2] = {-INFINITY, -INFINITY};
+  unsigned best[2][kTauKeys];
+  if (Tau) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int slot = first_slot + r0 + 8 * h;
+#pragma unroll
+      for (int m = 0; m < kTauKeys; ++m) best[h][m] = kNoKey;
+      if (slot >= a.slot_count) continue;  // limit -inf: no product is kept
+      qn_up[h] = __double2float_ru(b.qn[a.slots.row_of(slot)]);
+      qn_c[h] = qn_up[h] * b.c_up;
+      limit[h] = INFINITY;
+    }
+  }
   // Shared-memory addresses: the group's rows of the first 64-term chunk, and the ring.
   const auto qa_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(qs + group * 64 * 64));
   const auto ring_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
@@ -134,23 +189,50 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
                          wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
     wgmma_end();
     wgmma_hold(acc);
-    // The cheap test of a query row's 32 products at once (fused_collect's, docs/exactness.md
-    // #fused-cheap-test): the least of their cheap values x, NaN where any is NaN. A row with one
-    // that passes is tested again 8 products at a time, and only a group with one that passes
-    // product by product, then by the exact bound: one warp's slow branch holds the whole block
-    // at the next stage's barrier, so it is kept short.
+    // The least of each query row's 32 values x = fl(tn c - 2v), NaN where any is NaN (tn and c
+    // rounded down for the cheap test, up in the sample's pass).
     const float* const tn = t_norm[place];
+    const float c = Tau ? b.c_up : b.c_dn;
     float least[2];
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
       const float2 t2 = *reinterpret_cast<const float2*>(tn + j * 8 + 2 * tig);
-      const float c0 = t2.x * b.c_dn, c1 = t2.y * b.c_dn;
+      const float c0 = t2.x * c, c1 = t2.y * c;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const float x = min_nan(fmaf(inv2[h], acc[4 * j + 2 * h], c0), fmaf(inv2[h], acc[4 * j + 2 * h + 1], c1));
         least[h] = j == 0 ? x : min_nan(least[h], x);
       }
     }
+    if (Tau) {
+      // A row whose least is under its limit takes its products one by one: the exact upper
+      // bound of each still under it, kept when its key is among the kTauKeys smallest (rows
+      // past the sample's end and the excluded row never are).
+      if (!(least[0] >= limit[0]) || !(least[1] >= limit[1])) {
+        const std::int64_t j0 = (stage0 + stage) * kFusedRows;
+        const volatile float* const tnv = tn;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (least[h] >= limit[h]) continue;
+          const int r = r0 + 8 * h;
+#pragma unroll
+          for (int i = 0; i < 32; ++i) {
+            const int j = i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
+            const float tnj = tnv[col];
+            const float x = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj * b.c_up);
+            if (x >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
+            const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
+            insert_key(best[h], ordered_key(u));
+            if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+          }
+        }
+      }
+      continue;
+    }
+    // The cheap test (fused_collect's, docs/exactness.md#fused-cheap-test) of a query row's 32
+    // products at once. A row with one that passes is tested again 8 products at a time, and
+    // only a group with one that passes product by product, then by the exact bound: one warp's
+    // slow branch holds the whole block at the next stage's barrier, so it is kept short.
     if (!(least[0] > cheap[0]) || !(least[1] > cheap[1])) {
       const std::int64_t j0 = (stage0 + stage) * kFusedRows;
       // The norms read again (volatile): kept from the cheap test above, their products with c
@@ -182,16 +264,62 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_collect(FusedArg
     }
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
+  if (Tau) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int slot = first_slot + r0 + 8 * h;
+      if (slot >= a.slot_count) continue;
+#pragma unroll
+      for (int m = 0; m < kTauKeys; ++m) keys_at(slot)[tig * kTauKeys + m] = best[h][m];
+    }
+  }
 #else
   (void)a;
   __trap();  // launch_fused takes it only where this body was built (wgmma_products_fit)
 #endif
 }
 
+template <bool Tau>
+FusedKernel wgmma_kernel(int kp) {
+  return kp <= 64 ? FusedKernel{wgmma_fused_pass<64, Tau>, wgmma_fused_smem<64>()} : FusedKernel{wgmma_fused_pass<128, Tau>, wgmma_fused_smem<128>()};
+}
+
+// tau per slot: the k-th smallest of its `per_slot` keys (every block part's), at most +inf's key.
+__global__ void tau_from_keys(const unsigned* keys, int per_slot, Slots slots, int slot_count, int k, unsigned* tau) {
+  const int slot = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (slot >= slot_count) return;
+  unsigned best[kSampleTauK];
+#pragma unroll
+  for (int m = 0; m < kSampleTauK; ++m) best[m] = kNoKey;
+  for (int i = 0; i < per_slot; ++i) {
+    const unsigned key = keys[static_cast<std::int64_t>(slot) * per_slot + i];
+    if (key < best[kSampleTauK - 1]) insert_key(best, key);
+  }
+  unsigned kth = kNoKey;
+#pragma unroll
+  for (int m = 0; m < kSampleTauK; ++m)
+    if (m == k - 1) kth = best[m];
+  tau[slots.row_of(slot)] = min(kth, ordered_key(INFINITY));
+}
+
 }  // namespace
 
-FusedKernel wgmma_fused_kernel(int kp) {
-  return kp <= 64 ? FusedKernel{wgmma_fused_collect<64>, wgmma_fused_smem<64>()} : FusedKernel{wgmma_fused_collect<128>, wgmma_fused_smem<128>()};
+FusedKernel wgmma_fused_kernel(int kp) { return wgmma_kernel<false>(kp); }
+
+void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& slots, int slot_count, int k, int multiprocessors,
+                       DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st) {
+  if (slot_count == 0) return;
+  if (k < 1 || k > kSampleTauK) throw Error("the sample's tau in the product kernel takes k <= " + std::to_string(kSampleTauK));
+  const FusedKernel fk = wgmma_kernel<true>(p.kdim <= 64 ? 64 : 128);
+  const FusedParts parts = fused_parts(fk, slot_count, sample.n, multiprocessors);
+  const auto per_slot = static_cast<int>(parts.parts * kTauKeysPerPart);
+  keys.resize(static_cast<std::size_t>(slot_count) * per_slot);
+  const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, sample, nullptr, slots, slot_count, parts.stages, p.max_tn,
+                       static_cast<std::int64_t>(p.stride) * p.kh, keys.get()};
+  fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
+  KNN_LAUNCHED(wgmma_sample_tau);
+  tau_from_keys<<<blocks_for(slot_count, 128), 128, 0, st>>>(keys.get(), per_slot, slots, slot_count, k, tau);
+  KNN_LAUNCHED(tau_from_keys);
 }
 
 }  // namespace knn::cuda
