@@ -1,7 +1,8 @@
 // The fused pass on Hopper's warpgroup instructions: fused_collect's work on FP16 operands of 33
 // to 128 terms (fused_pass.cuh), where each of a block's four warpgroups multiplies its 64
-// queries by a stage's 128 training rows with one wgmma.mma_async m64n128k16 a 16 terms, both
-// operands read from shared memory, instead of 128 mma.sync a warp fed from registers. The
+// queries by a stage's 128 training rows with wgmma.mma_async (m64n64k16, two halves of 64 rows,
+// so that one half is tested while the other is multiplied), both operands read from shared
+// memory, instead of 128 mma.sync a warp fed from registers. The
 // products are the same products of halves summed in float (docs/exactness.md#fp16-operands),
 // and every one takes the same cheap and exact tests.
 //
@@ -76,8 +77,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
-  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds).
-  __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
+  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds): twice
+  // as many places as the ring of operands (the stage loop says why).
+  __shared__ __align__(16) float t_norm[2 * kFusedRing][kFusedRows];
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
@@ -133,7 +135,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
         cp_async16(dst + n * row_step * 64, in ? p + n * copy_step : a.th, in ? 16 : 0);
       }
     }
-    fused_copy_norms(t_norm[s % kFusedRing], Tau ? b.tn_up : b.tn_dn, b.n, j0);
+    fused_copy_norms(t_norm[s % (2 * kFusedRing)], Tau ? b.tn_up : b.tn_dn, b.n, j0);
   };
   // A copy group a stage, empty ones past the last, so that "all but the newest kFusedRing - 2
   // groups done" means stage s is in.
@@ -170,32 +172,17 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // Shared-memory addresses: the group's rows of the first 64-term chunk, and the ring.
   const auto qa_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(qs + group * 64 * 64));
   const auto ring_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
-  float acc[64];
-  for (std::int64_t stage = 0; stage < stages; ++stage) {
-    cp_async_wait<kFusedRing - 2>();
-    async_proxy_fence();
-    // The stage is in for every thread, and every warpgroup is done with the one refilled next.
-    __syncthreads();
-    if (stage + kFusedRing - 1 < stages) load_stage(stage + kFusedRing - 1);
-    cp_async_commit();
-    const int place = static_cast<int>(stage % kFusedRing);
-    const std::uint32_t tb_at = ring_at + place * stage_halves * 2;
-    wgmma_hold(acc);
-    wgmma_begin();
-    // 16 terms a step (32 bytes of a 128-byte row), four steps a 64-term chunk.
-#pragma unroll
-    for (int ks = 0; ks < KP / 16; ++ks)
-      WgmmaAcc<128>::mma(acc, wgmma_operand_at(qa_at + ((ks / 4) * kFusedQueries * 64 + (ks % 4) * 16) * 2),
-                         wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
-    wgmma_end();
-    wgmma_hold(acc);
-    // The least of each query row's 32 values x = fl(tn c - 2v), NaN where any is NaN (tn and c
+  // The epilogue of one half of a stage (training rows 64 half .. + 63; norms in tn): acc[4 j +
+  // 2 h + e] is query row r0 + 8 h against row 8 j + 2 tig + e of the half.
+  const auto epilogue = [&](const float (&acc)[32], const float* tn, int half, std::int64_t stage) {
+    const std::int64_t j0 = (stage0 + stage) * kFusedRows + 64 * half;
+    tn += 64 * half;
+    // The least of each query row's 16 values x = fl(tn c - 2v), NaN where any is NaN (tn and c
     // rounded down for the cheap test, up in the sample's pass).
-    const float* const tn = t_norm[place];
     const float c = Tau ? b.c_up : b.c_dn;
     float least[2];
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
+    for (int j = 0; j < 8; ++j) {
       const float2 t2 = *reinterpret_cast<const float2*>(tn + j * 8 + 2 * tig);
       const float c0 = t2.x * c, c1 = t2.y * c;
 #pragma unroll
@@ -204,64 +191,104 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
         least[h] = j == 0 ? x : min_nan(least[h], x);
       }
     }
+    // The norms are read again (volatile) in the branches below: kept from the loop above, their
+    // products with c went to local memory on every stage, for rarely taken branches.
+    const volatile float* const tnv = tn;
     if (Tau) {
       // A row whose least is under its limit takes its products one by one: the exact upper
       // bound of each still under it, kept when its key is among the kTauKeys smallest (rows
       // past the sample's end and the excluded row never are).
-      if (!(least[0] >= limit[0]) || !(least[1] >= limit[1])) {
-        const std::int64_t j0 = (stage0 + stage) * kFusedRows;
-        const volatile float* const tnv = tn;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (least[h] >= limit[h]) continue;
-          const int r = r0 + 8 * h;
-#pragma unroll
-          for (int i = 0; i < 32; ++i) {
-            const int j = i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-            const float tnj = tnv[col];
-            const float x = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj * b.c_up);
-            if (x >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
-            const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
-            insert_key(best[h], ordered_key(u));
-            if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
-          }
-        }
-      }
-      continue;
-    }
-    // The cheap test (fused_collect's, docs/exactness.md#fused-cheap-test) of a query row's 32
-    // products at once. A row with one that passes is tested again 8 products at a time, and
-    // only a group with one that passes product by product, then by the exact bound: one warp's
-    // slow branch holds the whole block at the next stage's barrier, so it is kept short.
-    if (!(least[0] > cheap[0]) || !(least[1] > cheap[1])) {
-      const std::int64_t j0 = (stage0 + stage) * kFusedRows;
-      // The norms read again (volatile): kept from the cheap test above, their products with c
-      // went to local memory on every stage, for this rarely taken branch.
-      const volatile float* const tnv = tn;
+      if (least[0] >= limit[0] && least[1] >= limit[1]) return;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (least[h] > cheap[h]) continue;
+        if (least[h] >= limit[h]) continue;
+        const int r = r0 + 8 * h;
 #pragma unroll
-        for (int g = 0; g < 4; ++g) {
-          float x[8], tnj[8];
+        for (int i = 0; i < 16; ++i) {
+          const int j = i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
+          const float tnj = tnv[col];
+          const float x = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj * b.c_up);
+          if (x >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
+          const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
+          insert_key(best[h], ordered_key(u));
+          if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+        }
+      }
+      return;
+    }
+    // The cheap test (fused_collect's, docs/exactness.md#fused-cheap-test) of a query row's 16
+    // products at once. A row with one that passes is tested again 8 products at a time, and
+    // only a group with one that passes product by product, then by the exact bound: one warp's
+    // slow branch holds the whole block at a later barrier, so it is kept short.
+    if (least[0] > cheap[0] && least[1] > cheap[1]) return;
 #pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const int j = 4 * g + i / 2, e = i % 2;
-            tnj[i] = tnv[j * 8 + 2 * tig + e];
-            x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_dn);
-          }
-          float group = x[0];
+    for (int h = 0; h < 2; ++h) {
+      if (least[h] > cheap[h]) continue;
 #pragma unroll
-          for (int i = 1; i < 8; ++i) group = min_nan(group, x[i]);
-          if (group > cheap[h]) continue;
+      for (int g = 0; g < 2; ++g) {
+        float x[8], tnj[8];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-            if (!(x[i] > cheap[h])) fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
-          }
+        for (int i = 0; i < 8; ++i) {
+          const int j = 4 * g + i / 2, e = i % 2;
+          tnj[i] = tnv[j * 8 + 2 * tig + e];
+          x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_dn);
+        }
+        float least8 = x[0];
+#pragma unroll
+        for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
+        if (least8 > cheap[h]) continue;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
+          if (!(x[i] > cheap[h])) fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
         }
       }
     }
+  };
+  // The products of one half of stage s into acc, queued as one wgmma group: 16 terms a step (32
+  // bytes of a 128-byte row), four steps a 64-term chunk; the half's rows start 64 rows (8 KiB,
+  // whole swizzle groups) into each chunk.
+  const auto issue = [&](float (&acc)[32], std::int64_t s, int half) {
+    const std::uint32_t tb_at = ring_at + static_cast<int>(s % kFusedRing) * stage_halves * 2 + half * 64 * 128;
+    wgmma_hold(acc);
+    wgmma_begin();
+#pragma unroll
+    for (int ks = 0; ks < KP / 16; ++ks)
+      WgmmaAcc<64>::mma(acc, wgmma_operand_at(qa_at + ((ks / 4) * kFusedQueries * 64 + (ks % 4) * 16) * 2),
+                        wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
+    wgmma_commit();
+  };
+  // Stage s is in for every thread (and visible to wgmma), and every warpgroup is done with the
+  // products of stage s - 1, whose place in the ring is refilled with stage s + kFusedRing - 1.
+  const auto arrive = [&](std::int64_t s) {
+    cp_async_wait<kFusedRing - 2>();
+    async_proxy_fence();
+    __syncthreads();
+    if (s + kFusedRing - 1 < stages) load_stage(s + kFusedRing - 1);
+    cp_async_commit();
+  };
+  // The two halves of a stage are two wgmma groups, so that each half's epilogue runs beside the
+  // other half's products: half 0 of stage s is tested while half 1 is multiplied, half 1 while
+  // half 0 of stage s + 1 is. The norms' ring is twice the operands' (t_norm), as half 1's
+  // epilogue reads stage s's norms after stage s + kFusedRing - 1 took its operands' place.
+  float acc0[32], acc1[32];
+  arrive(0);
+  issue(acc0, 0, 0);
+  issue(acc1, 0, 1);
+  for (std::int64_t stage = 0; stage < stages; ++stage) {
+    const float* const tn = t_norm[stage % (2 * kFusedRing)];
+    wgmma_wait<1>();
+    wgmma_hold(acc0);
+    epilogue(acc0, tn, 0, stage);
+    wgmma_wait<0>();
+    wgmma_hold(acc1);
+    const bool next = stage + 1 < stages;  // the same for the whole block
+    if (next) {
+      arrive(stage + 1);
+      issue(acc0, stage + 1, 0);
+    }
+    epilogue(acc1, tn, 1, stage);
+    if (next) issue(acc1, stage + 1, 1);
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
   if (Tau) {

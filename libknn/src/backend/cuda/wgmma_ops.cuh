@@ -1,8 +1,9 @@
 #pragma once
 // Hopper's warpgroup instructions (wgmma.mma_async, sm_90a only) as the FP16 kernels take them:
-// operand descriptors for shared memory, the m64n128k16 and m64n256k16 products, and the fences
-// around them. A warpgroup is four consecutive warps; every one of its threads must run each of
-// these together. Outside an sm_90a build the products do nothing (their callers trap there).
+// operand descriptors for shared memory, the m64n64k16, m64n128k16 and m64n256k16 products, and
+// the fences and waits around them. A warpgroup is four consecutive warps; every one of its
+// threads must run each of these together. Outside an sm_90a build the products do nothing
+// (their callers trap there).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -21,6 +22,24 @@ __device__ __forceinline__ std::uint64_t wgmma_operand(const void* p) {
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// m64n64k16: d (64 x 64, 32 floats a thread) = A B^T + (accumulate ? d : 0), A and B from shared
+// memory (descriptors).
+__device__ __forceinline__ void wgmma_m64n64(float (&d)[32], std::uint64_t a, std::uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+
 // m64n128k16: d (64 x 128, 64 floats a thread) = A B^T + (accumulate ? d : 0), A and B from
 // shared memory (descriptors).
 __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], std::uint64_t a, std::uint64_t b, int accumulate) {
@@ -90,23 +109,15 @@ __device__ __forceinline__ void wgmma_m64n256(float (&d)[128], std::uint64_t a, 
 }
 #endif
 
+// m64nNk16 for N = 64, 128 or 256: N / 2 accumulators a thread.
 template <int N>
-struct WgmmaAcc;
-template <>
-struct WgmmaAcc<128> {
-  __device__ __forceinline__ static void mma(float (&d)[64], std::uint64_t a, std::uint64_t b, int accumulate = 1) {
+struct WgmmaAcc {
+  static_assert(N == 64 || N == 128 || N == 256, "the products this file wraps");
+  __device__ __forceinline__ static void mma(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, int accumulate = 1) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    wgmma_m64n128(d, a, b, accumulate);
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-#endif
-  }
-};
-template <>
-struct WgmmaAcc<256> {
-  __device__ __forceinline__ static void mma(float (&d)[128], std::uint64_t a, std::uint64_t b, int accumulate = 1) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    wgmma_m64n256(d, a, b, accumulate);
+    if constexpr (N == 64) wgmma_m64n64(d, a, b, accumulate);
+    else if constexpr (N == 128) wgmma_m64n128(d, a, b, accumulate);
+    else wgmma_m64n256(d, a, b, accumulate);
 #else
     (void)d, (void)a, (void)b, (void)accumulate;
 #endif
@@ -125,9 +136,16 @@ __device__ __forceinline__ void wgmma_hold(float (&d)[R]) {
 // the products' reads. After the batch: commit it, and wait until every product of the warpgroup
 // is done (its accumulators final, its shared-memory reads over).
 __device__ __forceinline__ void wgmma_begin() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most N of the warpgroup's committed batches are pending (batches end in order);
+// the accumulators of the others are final then (read them after a wgmma_hold).
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 __device__ __forceinline__ void wgmma_end() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wgmma_commit();
+  wgmma_wait<0>();
 }
 
 // Makes this thread's writes to shared memory (stores and completed cp.async copies) visible to
