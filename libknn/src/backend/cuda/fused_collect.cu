@@ -453,7 +453,7 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
   fp16_training_rows(rows, n, d, kh, max_tn.get(), rows_h.get(), st);
 }
 
-FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors) {
+FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors, int part_stages) {
   KNN_CUDA(cudaFuncSetAttribute(fk.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
   int resident = 0;
   KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fk.kernel, kFusedThreads, fk.smem));
@@ -463,7 +463,7 @@ FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, in
   std::int64_t best_parts = 1, best_cost = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t parts = 1; parts <= std::min<std::int64_t>(stages, 8192); ++parts) {
     const std::int64_t per = (stages + parts - 1) / parts, used = (stages + per - 1) / per;
-    const std::int64_t cost = (blocks * used + places - 1) / places * (per + 1);
+    const std::int64_t cost = (blocks * used + places - 1) / places * (per + part_stages);
     if (cost < best_cost) best_cost = cost, best_parts = used;
   }
   return FusedParts{blocks, best_parts, (stages + best_parts - 1) / best_parts};
@@ -507,12 +507,14 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 
 // tau's sample for the fused path: one training row in `stride`. The candidates then number
 // about stride * k plus those within the margin, which must fit the first round's lists of
-// 2k + 256 places: stride up to a quarter of (2k + 256) / k, at most 32, and the sample at least
-// 4k rows (a sparser sample only lengthens the lists that the pass and the ranking then handle).
-// `asked` (the tuning's, for measurements) replaces the first bound where it is not 0; lists that
-// overflow then take the second round, so every stride gives the same answer.
-int fused_stride(std::int64_t k, std::int64_t n, int asked) {
-  const std::int64_t by_lists = asked > 0 ? asked : (2 * k + 256) / (4 * k), by_rows = n / (4 * k);
+// 2k + 256 places: stride up to a quarter of (2k + 256) / k (a fifth where the sample's pass runs
+// in the product kernel, `in_kernel`: each candidate fewer saved more there than the denser
+// sample cost, bench/RESULTS.md), at most 32, and the sample at least 4k rows (a sparser sample
+// only lengthens the lists that the pass and the ranking then handle). `asked` (the tuning's, for
+// measurements) replaces the first bound where it is not 0; lists that overflow then take the
+// second round, so every stride gives the same answer.
+int fused_stride(std::int64_t k, std::int64_t n, int asked, bool in_kernel) {
+  const std::int64_t by_lists = asked > 0 ? asked : (2 * k + 256) / ((in_kernel ? 5 : 4) * k), by_rows = n / (4 * k);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, asked > 0 ? 1024 : 32));
 }
 

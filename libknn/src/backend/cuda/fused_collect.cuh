@@ -91,8 +91,8 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
                   int multiprocessors, cudaStream_t st);
 
 /// tau's sample: one training row in this many (docs/exactness.md#sampled-tau); `asked`, where
-/// not 0, the tuning's (KNN_GPU_FUSED_STRIDE).
-int fused_stride(std::int64_t k, std::int64_t n, int asked = 0);
+/// not 0, the tuning's (KNN_GPU_FUSED_STRIDE); `in_kernel`: tau from launch_sample_tau.
+int fused_stride(std::int64_t k, std::int64_t n, int asked = 0, bool in_kernel = false);
 
 /// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
 /// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.

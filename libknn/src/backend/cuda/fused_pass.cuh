@@ -59,9 +59,9 @@ struct FusedParts {
 };
 
 /// The grid of `fk` over slot_count slots and n training rows: as many parts as keep the device's
-/// blocks busy to the last wave (each part costs one more stage: the load of its queries). Lets
-/// the kernel take its shared memory.
-FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors);
+/// blocks busy to the last wave, each part costing `part_stages` stages more (the load of its
+/// queries; more where a part starts slowly). Lets the kernel take its shared memory.
+FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors, int part_stages = 1);
 
 // The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
 // operations rounded to nearest), and only those that pass take the exact test

@@ -39,7 +39,6 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
   // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
   // on an H100 (bench/RESULTS.md).
-  const int stride = fused_stride(k, n, tuning.fused_stride);
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
   const bool fused_pays = tf32 && k <= 10 && !wide && n >= kFusedDefaultRows;
@@ -50,9 +49,10 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const bool fp16 = tf32 && metric == Metric::l2 && tuning.fp16 && (fused || tensor_cores);
   const int kh = fp16_pitch(d);
   // On Hopper the fused path's tau comes from the sample's pass in the product kernel, which
-  // writes no products: 4.5 of 15.5 ms went to writing the sample's products and reading them
-  // again at 10^6 x 128, k = 10 on an H100 (bench/RESULTS.md).
+  // writes no products: 5.7 of 14.8 ms went to writing the sample's products and reading them
+  // again at 10^6 x 128, k = 10 on an H200 (bench/RESULTS.md).
   const bool sample_tau = fused && sample_tau_fits(wgmma, fp16, kdim, k);
+  const int stride = fused_stride(k, n, tuning.fused_stride, sample_tau);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
   // same): cuBLAS, once a backend opens it, took a kernel about twice as slow for an odd count.

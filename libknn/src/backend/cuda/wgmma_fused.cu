@@ -33,6 +33,7 @@ namespace {
 // query: the k-th smallest of all parts' is tau for k <= kSampleTauK.
 constexpr int kTauKeys = 4;
 constexpr int kTauKeysPerPart = 4 * kTauKeys;
+constexpr int kSamplePartStages = 32;
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
 
 // Inserts `key` into the ascending `best`, the largest dropping out.
@@ -338,7 +339,10 @@ void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& sl
   if (slot_count == 0) return;
   if (k < 1 || k > kSampleTauK) throw Error("the sample's tau in the product kernel takes k <= " + std::to_string(kSampleTauK));
   const FusedKernel fk = wgmma_kernel<true>(p.kdim <= 64 ? 64 : 128);
-  const FusedParts parts = fused_parts(fk, slot_count, sample.n, multiprocessors);
+  // A part's first stages are slow: until each thread holds keys near its queries' own, most
+  // products pass the limit and take the one-by-one branch. Fewer, longer parts then pay:
+  // kSamplePartStages counts that start as so many stages more.
+  const FusedParts parts = fused_parts(fk, slot_count, sample.n, multiprocessors, kSamplePartStages);
   const auto per_slot = static_cast<int>(parts.parts * kTauKeysPerPart);
   keys.resize(static_cast<std::size_t>(slot_count) * per_slot);
   const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, sample, nullptr, slots, slot_count, parts.stages, p.max_tn,
