@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "knn/knn.hpp"
@@ -430,10 +431,10 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
 }
 
 // tau of the fused path is tight as well as valid: from the sample's pass in the product kernel
-// (Hopper) or from the sample's written products (KNN_GPU_WGMMA=0), the first round's lists hold
-// nearly every query's candidates, so few queries are collected again (KNN_GPU_TIMING prints how
-// many). A tau left at +inf, or far above the sample's k-th bound, sends every query to the second
-// round while the answer stays right.
+// (Hopper; KNN_GPU_TIMING names its stage "sample-tau") or from the sample's written products
+// (KNN_GPU_WGMMA=0, "tau"), the first round's lists hold nearly every query's candidates, so few
+// queries are collected again (KNN_GPU_TIMING prints how many). A tau left at +inf, or far above
+// the sample's k-th bound, sends every query to the second round while the answer stays right.
 TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -445,10 +446,13 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
   for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{16}})
     for (const char* wgmma : {"", "0"}) {
       const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
-      const std::string what = "k=" + std::to_string(k) + " KNN_GPU_WGMMA=" + wgmma;
       testing::internal::CaptureStderr();
       const auto gpu = run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32);
       const std::string log = testing::internal::GetCapturedStderr();
+      const bool in_kernel = log.find(" sample-tau ") != std::string::npos;
+      const std::string what = "k=" + std::to_string(k) + " KNN_GPU_WGMMA=" + wgmma + (in_kernel ? ", tau in the kernel" : ", written sample");
+      if (*wgmma) EXPECT_FALSE(in_kernel) << what << ": KNN_GPU_WGMMA=0 keeps the written sample";
+      std::printf("%s\n", what.c_str());  // which path this device took
       expect_identical(gpu, run(knn::Device::cpu, train, q, k, knn::Metric::l2), what);
       const auto at = log.find(" queries collected again");
       ASSERT_NE(at, std::string::npos) << what << ": no count of the second round in\n" << log;

@@ -73,7 +73,9 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // A candidate of the large-k path holds 68 bytes (index, query, distance, their sorted copies and
   // the sort's temporary) and each of its k results 16; 80 bytes a candidate covers the radix
   // select's 8 KiB a query too, since k > kFastK there.
-  // FP16 operands add the query's FP16 row, its scale and its margin.
+  // FP16 operands add the query's FP16 row, its scale and its margin. Not counted: the keys of
+  // the sample's pass in the product kernel, 64 bytes a query and block part (launch_sample_tau;
+  // 1.9 MiB for 10,000 queries in 3 parts).
   const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) +
                                       static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64 +
                                       (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);

@@ -362,7 +362,8 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
     });
     KNN_LAUNCHED(union_tau);
   }
-  timer.mark(st, "tau");
+  // Named apart, so that KNN_GPU_TIMING shows which pass gave tau.
+  timer.mark(st, t.fused && t.fused->sample_tau ? "sample-tau" : "tau");
   if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // A query's keys of this part: (slot * parts + part) * kTauKeysPerPart + tig * kTauKeys + m.
   const auto keys_at = [&](int slot) { return a.tau_keys + (static_cast<std::int64_t>(slot) * gridDim.y + blockIdx.y) * kTauKeysPerPart; };
   if (stages <= 0) {  // the same for the whole block
-    if (Tau)
+    if constexpr (Tau)
       for (int i = threadIdx.x; i < kFusedQueries * kTauKeysPerPart; i += kFusedThreads)
         if (first_slot + i / kTauKeysPerPart < a.slot_count) keys_at(first_slot + i / kTauKeysPerPart)[i % kTauKeysPerPart] = kNoKey;
     return;
@@ -158,13 +158,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // spares work: any upper bound kept is a true one, so tau stays valid whatever it lets through.
   float qn_up[2] = {0.0f, 0.0f}, qn_c[2] = {0.0f, 0.0f}, limit[2] = {-INFINITY, -INFINITY};
   unsigned best[2][kTauKeys];
-  if (Tau) {
+  if constexpr (Tau) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int slot = first_slot + r0 + 8 * h;
 #pragma unroll
       for (int m = 0; m < kTauKeys; ++m) best[h][m] = kNoKey;
-      if (slot >= a.slot_count) continue;  // limit -inf: no product is kept
+      if (slot >= a.slot_count) continue;  // no key of a slot past the last is ever written
       qn_up[h] = __double2float_ru(b.qn[a.slots.row_of(slot)]);
       qn_c[h] = qn_up[h] * b.c_up;
       limit[h] = INFINITY;
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     // The norms are read again (volatile) in the branches below: kept from the loop above, their
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
-    if (Tau) {
+    if constexpr (Tau) {
       // A row whose least is under its limit takes its products one by one: the exact upper
       // bound of each still under it, kept when its key is among the kTauKeys smallest (rows
       // past the sample's end and the excluded row never are).
@@ -281,6 +281,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     wgmma_wait<1>();
     wgmma_hold(acc0);
     epilogue(acc0, tn, 0, stage);
+    __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
     wgmma_wait<0>();
     wgmma_hold(acc1);
     const bool next = stage + 1 < stages;  // the same for the whole block
@@ -289,10 +290,11 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
       issue(acc0, stage + 1, 0);
     }
     epilogue(acc1, tn, 1, stage);
+    __syncwarp();
     if (next) issue(acc1, stage + 1, 1);
   }
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
-  if (Tau) {
+  if constexpr (Tau) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int slot = first_slot + r0 + 8 * h;
