@@ -601,6 +601,26 @@ TEST(CliEvaluate, LeaveOneOut) {
   EXPECT_LT(j["metrics"]["accuracy"]["mean"].number, 1.0);
 }
 
+// A class of one row cannot be predicted once that row is held out: k folds and leave-one-out
+// say so in one note naming the class; a class of two rows, and a test file, give none.
+TEST(CliEvaluate, SingleRowClassesGetANote) {
+  std::string text = "x,y,label\n";
+  for (int i = 0; i < 12; ++i) text += std::to_string(i % 4) + "," + std::to_string(i / 4) + (i % 2 ? ",odd\n" : ",even\n");
+  text += "9,9,lonely\n8,8,pair\n8,9,pair\n";
+  const std::string data = write_temp("single_row_class.csv", text);
+  for (const std::vector<std::string>& mode : {std::vector<std::string>{"--folds", "3"}, std::vector<std::string>{"--loo"}}) {
+    std::vector<std::string> args = {"evaluate", "--train", data, "-k", "1"};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const CliResult r = cli(args);
+    ASSERT_EQ(r.code, 0) << r;
+    EXPECT_NE(r.err.find("note: 1 class of " + data + " has a single row (\"lonely\"): held out"), std::string::npos) << r;
+    EXPECT_EQ(r.err.find("pair"), std::string::npos) << r;
+  }
+  const CliResult with_test = cli({"evaluate", "--train", data, "--test", data, "-k", "1"});
+  ASSERT_EQ(with_test.code, 0) << with_test;
+  EXPECT_EQ(with_test.err.find("single row"), std::string::npos) << with_test;
+}
+
 TEST(CliEvaluate, TestFileAgreesWithPredict) {
   std::vector<std::size_t> test_rows, train_rows;
   for (std::size_t i = 0; i < 150; ++i) (i % 3 == 0 ? test_rows : train_rows).push_back(i);

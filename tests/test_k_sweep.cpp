@@ -136,6 +136,17 @@ TEST(KSweepOutput, ClassificationHeaderAndOneRowPerK) {
   for (std::size_t i = 0; i < t.rows.size(); ++i) EXPECT_EQ(t.at(i, "k"), std::to_string(i + 1));
 }
 
+// k-sweep gives the same note as knn-cli evaluate for a class of one row.
+TEST(KSweepOutput, SingleRowClassGetsANote) {
+  std::string text = "x,label\n";
+  for (int i = 0; i < 10; ++i) text += std::to_string(i) + (i < 5 ? ",low\n" : ",high\n");
+  text += "50,alone\n";
+  const std::string data = write_temp("sweep_single_row_class.csv", text);
+  const Outcome r = sweep({"--data", data, "--k", "1:3", "--folds", "2"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("note: 1 class of " + data + " has a single row (\"alone\")"), std::string::npos) << r;
+}
+
 TEST(KSweepOutput, RegressionHeader) {
   const Table t = parse_table(sweep_ok({"--data", data_file("diabetes.csv"), "--task", "regress", "--k", "1:99:2"}));
   ASSERT_EQ(t.header, split(kRegressHeader, ','));

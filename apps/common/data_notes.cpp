@@ -1,6 +1,7 @@
 #include "data_notes.hpp"
 
-#include "knn/evaluation.hpp"
+#include <algorithm>
+#include <map>
 
 namespace knn::app {
 
@@ -33,6 +34,23 @@ void DataNotes::query(const Dataset& data, const PrepReport& report) {
   if (report.imputed)
     lines_.push_back(std::to_string(report.imputed) + (report.imputed == 1 ? " missing cell" : " missing cells") + " of " +
                      data.source + " filled as fitted on the training rows (--impute)");
+}
+
+void DataNotes::single_row_classes(const Dataset& data, const FoldSpec& folds, Task task) {
+  if (task != Task::classify || folds.kind == FoldSpec::Kind::test || data.total_rows != 0) return;
+  std::map<std::string, std::size_t> rows;
+  for (const auto& label : data.labels) ++rows[label];
+  std::vector<std::string> single;
+  for (const auto& [label, n] : rows)
+    if (n == 1) single.push_back(label);
+  if (single.empty()) return;
+  std::string names;
+  for (std::size_t i = 0; i < std::min<std::size_t>(single.size(), 3); ++i) names += (i ? ", \"" : "\"") + single[i] + "\"";
+  if (single.size() > 3) names += ", ...";
+  const bool one = single.size() == 1;
+  lines_.push_back(std::to_string(single.size()) + (one ? " class of " : " classes of ") + data.source + (one ? " has" : " have") +
+                   " a single row (" + names + "): held out, such a row has no row of its class to learn from, so it always " +
+                   "counts as misclassified");
 }
 
 void DataNotes::print(std::ostream& err) {

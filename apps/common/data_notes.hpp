@@ -1,6 +1,7 @@
 #pragma once
 // What the tools decided from the data without being told: columns left out for an empty header
-// (row names), rows dropped for a missing value, query categories the training rows lack. These
+// (row names), rows dropped for a missing value, query categories the training rows lack; and
+// what the data makes of a validation: classes of one row, which held out cannot be right. These
 // notes are collected while a run works and printed once it has passed its checks, so that a run
 // that fails prints its error line alone.
 #include <ostream>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "knn/dataset.hpp"
+#include "knn/evaluation.hpp"
 #include "knn/preprocess.hpp"
 
 namespace knn::app {
@@ -18,6 +20,10 @@ class DataNotes {
   void training(const Dataset& data);
   /// A query or test file's: unnamed columns left out, cells of unknown categories, cells filled.
   void query(const Dataset& data, const PrepReport& report);
+  /// Classification validated within `data` (k folds or leave-one-out): classes of a single row.
+  /// Held out, such a row has no row of its class to learn from, so it always counts as wrong.
+  /// Left out for sharded data, whose labels a rank sees only in part.
+  void single_row_classes(const Dataset& data, const FoldSpec& folds, Task task);
   /// Prints "note: ..." lines to `err`, once.
   void print(std::ostream& err);
 

@@ -45,6 +45,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (st.eval.task == Task::classify) app::check_guessed_task(data, st.task_given, st.label_given, comm.get());
     app::DataNotes notes;
     notes.training(data);
+    notes.single_row_classes(data, st.eval.folds, st.eval.task);
     Dataset test;
     if (st.eval.folds.kind == FoldSpec::Kind::test) {
       collective(comm.get(), [&] { test = load_query_csv(st.test_path, st.csv, data); });

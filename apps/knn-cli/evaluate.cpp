@@ -172,6 +172,7 @@ std::string evaluate(const cxxopts::ParseResult& r, const Settings& s, std::ostr
   eo.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const EvalResult res = knn::evaluate(data, eo);
   progress.finish();
+  s.notes.single_row_classes(data, eo.folds, s.task);
   const Evaluation ev{data, test, eo, res, res.rows.front()};
   if (s.format == "json") return json_text(ev);
   if (s.format == "csv") return csv_text(ev);
