@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "knn/error.hpp"
+
 namespace knn::app {
 
 namespace {
@@ -39,13 +41,14 @@ void DataNotes::query(const Dataset& data, const PrepReport& report) {
 void DataNotes::single_row_classes(const Dataset& data, const FoldSpec& folds, Task task) {
   if (task != Task::classify || folds.kind == FoldSpec::Kind::test || data.total_rows != 0) return;
   std::map<std::string, std::size_t> rows;
-  for (const auto& label : data.labels) ++rows[label];
+  for (const auto& label : data.labels)
+    if (!label.empty()) ++rows[label];  // a missing label is no class
   std::vector<std::string> single;
   for (const auto& [label, n] : rows)
     if (n == 1) single.push_back(label);
   if (single.empty()) return;
   std::string names;
-  for (std::size_t i = 0; i < std::min<std::size_t>(single.size(), 3); ++i) names += (i ? ", \"" : "\"") + single[i] + "\"";
+  for (std::size_t i = 0; i < std::min<std::size_t>(single.size(), 3); ++i) names += (i ? ", " : "") + quote(single[i]);
   if (single.size() > 3) names += ", ...";
   const bool one = single.size() == 1;
   lines_.push_back(std::to_string(single.size()) + (one ? " class of " : " classes of ") + data.source + (one ? " has" : " have") +

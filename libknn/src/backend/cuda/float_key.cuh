@@ -12,4 +12,16 @@ __device__ __forceinline__ unsigned ordered_key(float f) { return knn::prim::det
 
 __device__ __forceinline__ float key_to_float(unsigned key) { return knn::prim::detail::RadixTraits<float>::from_ordered(key); }
 
+// Inserts `key` into the ascending keys `best`, the largest dropping out: a thread's M smallest
+// keys, kept in registers (tau's passes).
+template <int M>
+__device__ __forceinline__ void insert_key(unsigned (&best)[M], unsigned key) {
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const unsigned lo = min(best[m], key);
+    key = max(best[m], key);
+    best[m] = lo;
+  }
+}
+
 }  // namespace knn::cuda

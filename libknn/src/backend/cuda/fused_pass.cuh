@@ -37,7 +37,7 @@ struct FusedArgs {
   std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
   const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
   std::int64_t th_pitch;         // halves from one of th's rows to the next: kh, or stride * kh for the sample
-  // The sample's pass (wgmma_sample_tau): each block's smallest upper-bound keys per query, read
+  // The sample's pass (launch_sample_tau): each block's smallest upper-bound keys per query, read
   // by tau_from_keys; null in the candidate pass, which reads tau instead.
   unsigned* tau_keys;
 };

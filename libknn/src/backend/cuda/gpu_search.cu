@@ -290,13 +290,15 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
         } else if (fused) {
           // Only the sample's products: every stride-th training row, stride * kdim values apart.
           // With plan.sample_tau, none: tau's pass takes them in the product kernel.
-          ProductArgs args{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch};
-          if (fp16) {
-            args = ProductArgs{nullptr, kh, nullptr, static_cast<std::int64_t>(stride) * kh, cq, n_s, kh, args.c, s_pitch};
-            args.qh = q_half;
-            args.th = d_half;
+          if (!sample_tau) {
+            ProductArgs args{b, kdim, a, static_cast<std::int64_t>(stride) * kdim, cq, n_s, kdim, ctx.tile.s.get() + c0 * s_pitch, s_pitch};
+            if (fp16) {
+              args = ProductArgs{nullptr, kh, nullptr, static_cast<std::int64_t>(stride) * kh, cq, n_s, kh, args.c, s_pitch};
+              args.qh = q_half;
+              args.th = d_half;
+            }
+            take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           }
-          if (!sample_tau) take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
           plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride};
         } else {

@@ -133,15 +133,8 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
     for (int x = 0; x < kStepVectors; ++x)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        unsigned key = ordered_key(u[x][e]);  // a masked row's NaN: kNoKey
-        if (key < best[M - 1]) {
-#pragma unroll
-          for (int m = 0; m < M; ++m) {  // insert, keeping best ascending; the largest drops out
-            const unsigned lo = min(best[m], key);
-            key = max(best[m], key);
-            best[m] = lo;
-          }
-        }
+        const unsigned key = ordered_key(u[x][e]);  // a masked row's NaN: kNoKey
+        if (key < best[M - 1]) insert_key(best, key);
       }
   }
 #pragma unroll
@@ -349,7 +342,8 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   const Slots first{nullptr, nullptr, nullptr, cap, ctx.small.cand.get() + c0 * cap, ctx.small.found.get() + c0};
   // The fused path's tau comes from its sample: the sample's pass in the product kernel, or its
   // products, read whole; the others' from one step in sample_stride(k) of the tile's product.
-  if (t.fused && t.fused->sample_tau) {
+  const bool sample_tau = t.fused && t.fused->sample_tau;
+  if (sample_tau) {
     launch_sample_tau(*t.fused, *t.fused->sample, first, static_cast<int>(rows), static_cast<int>(k), ctx.multiprocessors, ctx.fused.tau_keys,
                       tau, st);
   } else {
@@ -363,7 +357,7 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
     KNN_LAUNCHED(union_tau);
   }
   // Named apart, so that KNN_GPU_TIMING shows which pass gave tau.
-  timer.mark(st, t.fused && t.fused->sample_tau ? "sample-tau" : "tau");
+  timer.mark(st, sample_tau ? "sample-tau" : "tau");
   if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");

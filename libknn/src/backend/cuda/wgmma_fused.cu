@@ -36,17 +36,6 @@ constexpr int kTauKeysPerPart = 4 * kTauKeys;
 constexpr int kSamplePartStages = 32;
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
 
-// Inserts `key` into the ascending `best`, the largest dropping out.
-template <int M>
-__device__ __forceinline__ void insert_key(unsigned (&best)[M], unsigned key) {
-#pragma unroll
-  for (int m = 0; m < M; ++m) {
-    const unsigned lo = min(best[m], key);
-    key = max(best[m], key);
-    best[m] = lo;
-  }
-}
-
 // Where 16-byte word w (terms 8w..8w + 7) of row r of an operand of R rows lies, in halves: the
 // terms in chunks of 64, each chunk R rows of 128 bytes whose words are swizzled (word w % 8 of
 // row r at (w % 8) ^ (r % 8)): the layout wgmma reads as "128-byte swizzle" from a multiple of
