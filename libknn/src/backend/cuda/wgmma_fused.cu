@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
@@ -34,6 +35,13 @@ namespace {
 constexpr int kTauKeys = 4;
 constexpr int kTauKeysPerPart = 4 * kTauKeys;
 constexpr int kSamplePartStages = 32;
+
+// Stages between the block's barriers. The candidate pass meets every 2 stages, so that a warp's
+// slow branch in one stage can end while the other warpgroups multiply the next. The sample's
+// pass, whose warps take the slow branch in most stages, was slower so and meets every stage
+// (bench/RESULTS.md, "barriers every two stages").
+template <bool Tau>
+constexpr int kBarrierStages = Tau ? 1 : 2;
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
 
 // Where 16-byte word w (terms 8w..8w + 7) of row r of an operand of R rows lies, in halves: the
@@ -127,12 +135,15 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     }
     fused_copy_norms(t_norm[s % (2 * kFusedRing)], Tau ? b.tn_up : b.tn_dn, b.n, j0);
   };
-  // A copy group a stage, empty ones past the last, so that "all but the newest kFusedRing - 2
-  // groups done" means stage s is in.
+  // The block meets at a barrier every G stages and loads the G stages the ring takes next, a
+  // copy group for them; the ring holds (kFusedRing - G) / G groups in flight beside the G stages
+  // being multiplied. Between barriers each warpgroup goes at its own pace.
+  constexpr int G = kBarrierStages<Tau>, groups_ahead = (kFusedRing - G) / G;
+  static_assert(kFusedRing % G == 0 && groups_ahead >= 1, "whole groups of G stages in the ring, one at least being copied");
 #pragma unroll
-  for (int s = 0; s < kFusedRing - 1; ++s) {
+  for (int s = 0; s < kFusedRing - G; ++s) {
     if (s < stages) load_stage(s);
-    cp_async_commit();
+    if (s % G == G - 1) cp_async_commit();
   }
   // Warp (group, quarter): rows 64 group + 16 quarter + gid (+ 8) of the block's queries; its
   // accumulators hold them against every 8 training rows of the stage as an m16n8 piece's:
@@ -248,40 +259,46 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
                         wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
     wgmma_commit();
   };
-  // Stage s is in for every thread (and visible to wgmma), and every warpgroup is done with the
-  // products of stage s - 1, whose place in the ring is refilled with stage s + kFusedRing - 1.
+  // At a barrier (s a multiple of G): stages s .. s + G - 1 are in for every thread (and visible
+  // to wgmma), and every warpgroup is done with the products of the G stages before, whose places
+  // in the ring take stages s + kFusedRing - G .. s + kFusedRing - 1.
   const auto arrive = [&](std::int64_t s) {
-    cp_async_wait<kFusedRing - 2>();
+    cp_async_wait<groups_ahead - 1>();
     async_proxy_fence();
     __syncthreads();
-    if (s + kFusedRing - 1 < stages) load_stage(s + kFusedRing - 1);
+#pragma unroll
+    for (int i = kFusedRing - G; i < kFusedRing; ++i)
+      if (s + i < stages) load_stage(s + i);
     cp_async_commit();
   };
-  // The two halves of a stage are two wgmma groups, so that each half's epilogue runs beside the
-  // other half's products: half 0 of stage s is tested while half 1 is multiplied, half 1 while
-  // half 0 of stage s + 1 is. The norms' ring is twice the operands' (t_norm), as half 1's
-  // epilogue reads stage s's norms after stage s + kFusedRing - 1 took its operands' place.
+  // The two halves of a stage are two wgmma groups, each tested while the other is multiplied:
+  // half 0 of stage s while half 1 is, half 1 while half 0 of stage s + 1 is. One group is in
+  // flight at a time, and no half's registers are read while a group that writes them is queued:
+  // the order in which the compiler can keep both the products and the tests going (any other,
+  // and it waits for both groups or runs the products one after another). The norms' ring is
+  // twice the operands' (t_norm), as half 1's epilogue reads stage s's norms after the barrier
+  // of stage s + 1 loaded stages up to s + kFusedRing.
   float acc0[32], acc1[32];
-  arrive(0);
-  issue(acc0, 0, 0);
-  issue(acc1, 0, 1);
-  for (std::int64_t stage = 0; stage < stages; ++stage) {
+  const auto step = [&](std::int64_t stage, auto next) {
     const float* const tn = t_norm[stage % (2 * kFusedRing)];
-    wgmma_wait<1>();
+    wgmma_wait<0>();
     wgmma_hold(acc0);
+    issue(acc1, stage, 1);
     epilogue(acc0, tn, 0, stage);
     __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
     wgmma_wait<0>();
     wgmma_hold(acc1);
-    const bool next = stage + 1 < stages;  // the same for the whole block
-    if (next) {
-      arrive(stage + 1);
+    if constexpr (decltype(next)::value) {
+      if ((stage + 1) % G == 0) arrive(stage + 1);  // the same for the whole block
       issue(acc0, stage + 1, 0);
     }
     epilogue(acc1, tn, 1, stage);
     __syncwarp();
-    if (next) issue(acc1, stage + 1, 1);
-  }
+  };
+  arrive(0);
+  issue(acc0, 0, 0);
+  for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
+  step(stages - 1, std::false_type{});
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
   if constexpr (Tau) {
 #pragma unroll
