@@ -196,23 +196,36 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
     if constexpr (Tau) {
-      // A row whose least is under its limit takes its products one by one: the exact upper
-      // bound of each still under it, kept when its key is among the kTauKeys smallest (rows
-      // past the sample's end and the excluded row never are).
+      // A row whose least is under its limit takes its products 8 at a time, and a group whose
+      // least is under it one by one: the exact upper bound of each still under it, kept when
+      // its key is among the kTauKeys smallest (rows past the sample's end and the excluded row
+      // never are). Most warps take this branch in most stages, so it is kept short.
       if (least[0] >= limit[0] && least[1] >= limit[1]) return;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (least[h] >= limit[h]) continue;
         const int r = r0 + 8 * h;
 #pragma unroll
-        for (int i = 0; i < 16; ++i) {
-          const int j = i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-          const float tnj = tnv[col];
-          const float x = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj * b.c_up);
-          if (x >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
-          const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
-          insert_key(best[h], ordered_key(u));
-          if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+        for (int g = 0; g < 2; ++g) {
+          float x[8], tnj[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const int j = 4 * g + i / 2, e = i % 2;
+            tnj[i] = tnv[j * 8 + 2 * tig + e];
+            x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_up);
+          }
+          float least8 = x[0];
+#pragma unroll
+          for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
+          if (least8 >= limit[h]) continue;
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
+            if (x[i] >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
+            const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj[i], b.c_up, ql.abs[r]);
+            insert_key(best[h], ordered_key(u));
+            if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+          }
         }
       }
       return;
