@@ -61,7 +61,8 @@ constexpr std::size_t wgmma_fused_smem() {
 }
 
 // Block (x, y): slots x * 256 .. + 255 against the stages of part y, as fused_collect. Warpgroup
-// g takes queries 64 g .. + 63 against all 128 rows of a stage; one barrier a stage.
+// g takes queries 64 g .. + 63 against all 128 rows of a stage; one barrier every
+// kBarrierStages<Tau> stages.
 // Tau: the sample's pass. Instead of tests against tau, each thread keeps the kTauKeys smallest
 // upper-bound keys of each of its two query rows and writes them to a.tau_keys at the end.
 template <int KP, bool Tau>
