@@ -289,9 +289,11 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // half 0 of stage s while half 1 is, half 1 while half 0 of stage s + 1 is. One group is in
   // flight at a time, and no half's registers are read while a group that writes them is queued:
   // the order in which the compiler can keep both the products and the tests going (any other,
-  // and it waits for both groups or runs the products one after another). The norms' ring is
-  // twice the operands' (t_norm), as half 1's epilogue reads stage s's norms after the barrier
-  // of stage s + 1 loaded stages up to s + kFusedRing.
+  // and it waits for both groups or runs the products one after another). The last stage is
+  // taken apart (`next` false), so that no group is issued under a condition. The norms' ring
+  // is twice the operands' (t_norm): half 1's epilogue reads stage s's norms after stage s + 1
+  // is issued, when stages up to s + kFusedRing may be loaded, and stage s + kFusedRing takes
+  // stage s's place in a ring of kFusedRing.
   float acc0[32], acc1[32];
   const auto step = [&](std::int64_t stage, auto next) {
     const float* const tn = t_norm[stage % (2 * kFusedRing)];
