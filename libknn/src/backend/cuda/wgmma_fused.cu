@@ -196,6 +196,26 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     // The norms are read again (volatile) in the branches below: kept from the loop above, their
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
+    // Query row h's products with group g's 8 training rows (8 j + 2 tig + e, j = 4 g .. 4 g + 3):
+    // x = fl(tn c - 2v) for each, and `take(j, e, tn)` for each that is `under` the row's limit,
+    // read again after every take; none when their least (NaN where any is NaN) is not under it.
+    // Both passes' slow branches, so that a warp's slow branch stays short.
+    const auto screen8 = [&](const float(&acc)[32], int h, int g, float c, auto under, auto take) {
+      float x[8], tnj[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int j = 4 * g + i / 2, e = i % 2;
+        tnj[i] = tnv[j * 8 + 2 * tig + e];
+        x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * c);
+      }
+      float least8 = x[0];
+#pragma unroll
+      for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
+      if (!under(least8)) return;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i]);
+    };
     if constexpr (Tau) {
       // A row whose least is under its limit takes its products 8 at a time, and a group whose
       // least is under it one by one: the exact upper bound of each still under it, kept when
@@ -207,27 +227,16 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
         if (least[h] >= limit[h]) continue;
         const int r = r0 + 8 * h;
 #pragma unroll
-        for (int g = 0; g < 2; ++g) {
-          float x[8], tnj[8];
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const int j = 4 * g + i / 2, e = i % 2;
-            tnj[i] = tnv[j * 8 + 2 * tig + e];
-            x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_up);
-          }
-          float least8 = x[0];
-#pragma unroll
-          for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
-          if (least8 >= limit[h]) continue;
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-            if (x[i] >= limit[h] || j0 + col >= b.n || j0 + col == ql.excluded[r]) continue;
-            const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj[i], b.c_up, ql.abs[r]);
-            insert_key(best[h], ordered_key(u));
-            if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
-          }
-        }
+        for (int g = 0; g < 2; ++g)
+          screen8(
+              acc, h, g, b.c_up, [&](float x) { return !(x >= limit[h]); },
+              [&](int j, int e, float tnj) {
+                const int col = j * 8 + 2 * tig + e;
+                if (j0 + col >= b.n || j0 + col == ql.excluded[r]) return;
+                const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
+                insert_key(best[h], ordered_key(u));
+                if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+              });
       }
       return;
     }
@@ -240,24 +249,12 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     for (int h = 0; h < 2; ++h) {
       if (least[h] > cheap[h]) continue;
 #pragma unroll
-      for (int g = 0; g < 2; ++g) {
-        float x[8], tnj[8];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const int j = 4 * g + i / 2, e = i % 2;
-          tnj[i] = tnv[j * 8 + 2 * tig + e];
-          x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * b.c_dn);
-        }
-        float least8 = x[0];
-#pragma unroll
-        for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
-        if (least8 > cheap[h]) continue;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const int j = 4 * g + i / 2, e = i % 2, col = j * 8 + 2 * tig + e;
-          if (!(x[i] > cheap[h])) fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj[i], j0 + col);
-        }
-      }
+      for (int g = 0; g < 2; ++g)
+        screen8(
+            acc, h, g, b.c_dn, [&](float x) { return !(x > cheap[h]); },
+            [&](int j, int e, float tnj) {
+              fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj, j0 + j * 8 + 2 * tig + e);
+            });
     }
   };
   // The products of one half of stage s into acc, queued as one wgmma group: 16 terms a step (32
