@@ -462,6 +462,45 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
     }
 }
 
+// Queries that tie with many training rows, so that the fused pass appends thousands of
+// candidates a block: straight to the lists, and with KNN_GPU_FUSED_QUEUE=1 (the wgmma kernel)
+// through a queue in shared memory (fused_queue.cuh), moved to the lists when half full at a
+// block's barrier and appended straight to them when full. 2,000 queries (8 blocks, so that a
+// part of the training rows spans barriers), every other one near a row repeated so that it ties
+// with many: 20 rows repeated in turn (some 1,600 candidates a block between two barriers: a
+// queue half full at most of them), and one row repeated 5,000 times (32,000: past the queue,
+// and past the first round's lists). The answer is the CPU's, ties by index, on the default
+// kernel for the device (wgmma on Hopper), with and without the queue, and on mma.sync's.
+TEST(CudaBackend, FusedPassKeepsEveryCandidateOfManyTies) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
+  for (const std::size_t d : {std::size_t{64}, std::size_t{100}})
+    for (const std::size_t repeated : {std::size_t{20}, std::size_t{1}}) {
+      auto train = knn::test::random_matrix(9000, d, rng, -1.0f, 1.0f);
+      const std::size_t copies = repeated == 1 ? 5000 : 4000;
+      for (std::size_t i = repeated; i < copies; ++i) std::copy_n(train.row(i % repeated), d, train.row(i));
+      auto q = knn::test::random_matrix(2000, d, rng, -1.0f, 1.0f);
+      for (std::size_t i = 0; i < q.rows; i += 2) {  // every other query near a repeated row
+        std::copy_n(train.row(i % repeated), d, q.row(i));
+        q.row(i)[i % d] += 0.01f;
+      }
+      for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{300}}) {
+        const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
+        for (const char* wgmma : {"", "0"})
+          for (const char* queue : {"", "1"}) {
+            if (*wgmma && *queue) continue;  // the queue is the wgmma kernel's
+            const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma), queued("KNN_GPU_FUSED_QUEUE", queue);
+            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
+                             "d=" + std::to_string(d) + " rows repeated " + std::to_string(repeated) + " k=" + std::to_string(k) +
+                                 " KNN_GPU_WGMMA=" + wgmma + " KNN_GPU_FUSED_QUEUE=" + queue);
+          }
+      }
+    }
+}
+
 // The fused pass's kernel for rows wider than 128 terms (KNN_GPU_FUSED=1, FP16 operands), small
 // enough for compute-sanitizer: two blocks of queries (one partial), training tiles with a
 // partial last one, 200 features (a partial last stage of terms), rows repeated so that ties

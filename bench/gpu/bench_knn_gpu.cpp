@@ -7,7 +7,8 @@
 //
 //   bench_knn_gpu [TRAIN_CSV TEST_CSV [--no-scaling | --fm-only | --core | --stages]]
 //     --core: Fashion-MNIST, the synthetic 10^6 x 128 set and k above 2,048 only
-//     --targets: the four searches of the tensor-core targets only, precision auto (targets())
+//     --targets [TEXT]: the four searches of the tensor-core targets only, precision auto
+//       (targets()); with TEXT, only those whose name holds it (say "k = 10")
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 //   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
 #include <cuda_runtime_api.h>
@@ -553,7 +554,7 @@ class DeviceBuffer {
 // (knn::search_on_device), as FAISS's bfKnn is timed. Median of 5 calls after the first; run it
 // in several processes to see how much a row moves between runs. With
 // KNN_GPU_BLAS=1 the products are cuBLAS's from the first call.
-void targets(const std::string& train_csv, const std::string& test_csv) {
+void targets(const std::string& train_csv, const std::string& test_csv, const std::string& only) {
   const Scaled fm = load_scaled(train_csv, test_csv);
   std::mt19937_64 rng(1);
   const auto st = uniform(1000000, 128, rng);
@@ -576,6 +577,7 @@ void targets(const std::string& train_csv, const std::string& test_csv) {
               "of 20 queries checked, neighbours differing from CPU (host, GPU) |\n|---|---|---|---|\n",
               blas && *blas == '1' ? ", cuBLAS's products (KNN_GPU_BLAS=1)" : "");
   for (const Row& r : rows) {
+    if (std::string(r.name).find(only) == std::string::npos) continue;
     knn::Neighbors nb;
     const GpuRow g = gpu_row(knn::Precision::automatic, r.train, true, 5,
                              [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, r.train, r.q, r.k, prep); });
@@ -627,7 +629,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (argc >= 4 && std::string(argv[3]) == "--targets") {
-      targets(argv[1], argv[2]);
+      targets(argv[1], argv[2], argc >= 5 ? argv[4] : "");
       return 0;
     }
     if (argc >= 3) fashion_mnist(argv[1], argv[2]);

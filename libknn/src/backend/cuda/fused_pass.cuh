@@ -50,7 +50,8 @@ struct FusedKernel {
 };
 
 /// The wgmma kernel for kp (64 or 128) product terms; only where wgmma_products_fit holds.
-FusedKernel wgmma_fused_kernel(int kp);
+/// `queue`: its candidates through a queue in shared memory (fused_queue.cuh).
+FusedKernel wgmma_fused_kernel(int kp, bool queue);
 
 /// A fused launch's grid: blocks of kFusedQueries slots (x) by parts of the training rows (y),
 /// `stages` stages a part.
@@ -135,12 +136,19 @@ __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::
 }
 
 // The exact test of a product that passed the cheap one: query r of the block against training
-// row j (squared norm tn, rounded down), v the product q.t; appends j to the query's list when its
-// lower bound is <= tau.
+// row j (squared norm tn, rounded down), v the product q.t. `append(r, j)` when j is a candidate:
+// its lower bound is <= tau, and it is a row, not the query's excluded one.
+template <class Append>
+__device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int r, float v, float tn, std::int64_t j,
+                                                 Append append) {
+  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
+  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) append(r, j);
+}
+
+// The exact test, appending a candidate straight to its query's list.
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
-  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
-  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) fused_append(a.slots, first_slot + r, j);
+  fused_exact_test(a, ql, r, v, tn, j, [&](int r, std::int64_t j) { fused_append(a.slots, first_slot + r, j); });
 }
 
 // Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a

@@ -300,7 +300,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
             take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           }
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride};
+          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride, ctx.tuning.fused_queue};
         } else {
           take_products(ctx, kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }
