@@ -136,6 +136,12 @@ TEST(KSweepOutput, ClassificationHeaderAndOneRowPerK) {
   for (std::size_t i = 0; i < t.rows.size(); ++i) EXPECT_EQ(t.at(i, "k"), std::to_string(i + 1));
 }
 
+// --train, knn-cli evaluate's name for the data, is the same as --data.
+TEST(KSweepOutput, TrainIsAnotherNameForData) {
+  const std::string wine = data_file("wine.csv");
+  EXPECT_EQ(sweep_ok({"--train", wine, "--k", "1:9"}), sweep_ok({"--data", wine, "--k", "1:9"}));
+}
+
 // k-sweep gives the same note as knn-cli evaluate for a class of one row.
 TEST(KSweepOutput, SingleRowClassGetsANote) {
   std::string text = "x,label\n";
@@ -659,6 +665,7 @@ TEST(KSweepErrors, BadInputWritesNothing) {
       {{"--data", iris, "--k"}, "option \"--k\" needs a value"},
       {{"--data", iris, "stray"}, "unexpected argument \"stray\""},
       {{"--k", "3"}, "option --data: is required"},
+      {{"--data", iris, "--train", iris}, "option --train: names the data as --data does"},
   };
   for (const Case& c : cases) {
     std::string shown;

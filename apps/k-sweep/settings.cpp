@@ -72,8 +72,10 @@ void read_destinations(const cxxopts::ParseResult& r, Settings& s) {
 
 Settings read_settings(const cxxopts::ParseResult& r, std::ostream& err) {
   Settings s;
-  if (!r.count("data")) throw app::option_error("data", "is required: the CSV file to sweep over (see k-sweep --help)");
-  s.data_path = app::option_text(r, "data");
+  // --train is knn-cli evaluate's name for the same file.
+  if (r.count("data") && r.count("train")) throw app::option_error("train", "names the data as --data does: give one of the two");
+  if (!r.count("data") && !r.count("train")) throw app::option_error("data", "is required: the CSV file to sweep over (see k-sweep --help)");
+  s.data_path = app::option_text(r, r.count("data") ? "data" : "train");
   s.csv = app::csv_options(r);
   s.eval = app::model_options(r, app::ModelValues::lists);
   s.task_given = r.count("task") > 0;
