@@ -1823,6 +1823,54 @@ TEST(CliTabular, RowNamesCategoriesMissingCellsAndIds) {
   EXPECT_NE(json.find("\"ids\""), std::string::npos) << json;
 }
 
+// Files that are not what they seem, as public data sets ship them: a title line above the
+// header (scikit-learn's copy of the Boston housing data), and no header at all (UCI's iris.data).
+// The run goes on, and the notes say what was guessed and which option undoes it.
+TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
+  std::string titled = "20,3,,\nx,y,z,label\n", headless;
+  for (int i = 0; i < 20; ++i) {
+    const std::string row = std::to_string(i % 10) + "," + std::to_string(i % 7) + ".5," + std::to_string(i * 3) + "," + (i % 2 ? "a" : "b") + "\n";
+    titled += row;
+    headless += row;
+  }
+  const std::string t = write_temp("titled.csv", titled), h = write_temp("headless.csv", headless);
+  const CliResult r = cli({"evaluate", "--train", t, "-k", "3"});
+  ASSERT_EQ(r.code, 0) << r;
+  // Column 3's name is empty but it is not a leading column: no word of row names.
+  EXPECT_NE(r.err.find("note: column 3 of " + t + " has no name in the header: left out of the features"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("note: the header row of " + t + " names its feature columns with numbers (\"20\", \"3\"): if the file has no "
+                       "header row, give --no-header"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.err.find("note: column \"20\" of " + t + " is read as categories for 1 cell of text (\"x\") among 20 numbers: "
+                       "--numeric \"20\" reads it as numbers"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 cell of text (\"y\")"), std::string::npos) << r;
+  // What the notes offer: --numeric names the stray line.
+  const CliResult numeric = cli({"evaluate", "--train", t, "--numeric", "20"});
+  EXPECT_EQ(numeric.code, 2) << numeric;
+  EXPECT_NE(numeric.err.find(t + ":2:1: not a finite number: \"x\""), std::string::npos) << numeric;
+
+  const CliResult headerless = cli({"evaluate", "--train", h, "-k", "3"});
+  ASSERT_EQ(headerless.code, 0) << headerless;
+  EXPECT_NE(headerless.err.find("note: the header row of " + h + " names its feature columns with numbers (\"0\", \"0.5\", \"0\")"),
+            std::string::npos)
+      << headerless;
+  const CliResult fixed = cli({"evaluate", "--train", h, "-k", "3", "--no-header"});
+  ASSERT_EQ(fixed.code, 0) << fixed;
+  EXPECT_EQ(fixed.err.find("note:"), std::string::npos) << fixed;
+  EXPECT_NE(fixed.out.find("(20 rows, 3 features, 2 classes)"), std::string::npos) << fixed;
+
+  // No such notes for a file with names, for categories given as such, or for a column of
+  // texts with a few numbers in it.
+  EXPECT_EQ(cli({"evaluate", "--train", data_file("iris.csv")}).err.find("note:"), std::string::npos);
+  EXPECT_EQ(cli({"evaluate", "--train", t, "--categorical", "20,3"}).err.find("is read as categories"), std::string::npos);
+  std::string mixed = "size,x,label\n";
+  for (int i = 0; i < 20; ++i) mixed += std::string(i % 4 ? "small" : "3") + "," + std::to_string(i) + "," + (i % 2 ? "a" : "b") + "\n";
+  EXPECT_EQ(cli({"evaluate", "--train", write_temp("mixed.csv", mixed), "-k", "3"}).err.find("note:"), std::string::npos);
+}
+
 TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {
   const std::string train = case_file("tabular/rnames.csv"), query = case_file("tabular/rnames_query.csv");
   const CliResult n = cli({"neighbors", "--train", train, "--query", query, "-k", "2", "--drop-missing"});

@@ -1,6 +1,8 @@
 #include "data_notes.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "knn/error.hpp"
@@ -9,20 +11,96 @@ namespace knn::app {
 
 namespace {
 
+// Whether a cell or a name reads as one finite number (blanks around it allowed).
+bool is_number(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(v)) return false;
+  while (*end == ' ' || *end == '\t') ++end;
+  return *end == '\0';
+}
+
+// Up to three of `texts`, quoted, then "..." for the rest.
+std::string some(const std::vector<std::string>& texts) {
+  std::string list;
+  for (std::size_t i = 0; i < std::min<std::size_t>(texts.size(), 3); ++i) list += (i ? ", " : "") + quote(texts[i]);
+  return list + (texts.size() > 3 ? ", ..." : "");
+}
+
 std::string unnamed(const Dataset& d) {
   std::string cols;
   for (std::size_t c : d.unnamed_columns) cols += (cols.empty() ? "" : ", ") + std::to_string(c + 1);
   const bool one = d.unnamed_columns.size() == 1;
+  // Row names are the leading columns (R's write.csv writes one, pandas one per index level);
+  // unnamed columns elsewhere are something else, a header row cut short or a trailing comma.
+  bool leading = true;
+  for (std::size_t i = 0; i < d.unnamed_columns.size(); ++i) leading = leading && d.unnamed_columns[i] == i;
   // Options take 0-based indices, these notes count from 1: the hint names the option's index.
-  return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") +
-         " no name in the header (row names, as R's write.csv and pandas write them): left out of the features" +
+  return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") + " no name in the header" +
+         (leading ? " (row names, as R's write.csv and pandas write them)" : "") + ": left out of the features" +
          (one ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
+}
+
+// A header row whose every named feature column is a number is most likely the first row of a
+// file that has no header, which the tools would otherwise take as names and not as data.
+void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
+  if (!d.options.header) return;
+  std::vector<std::string> names;
+  for (const auto& name : d.feature_names) {
+    if (name.empty()) continue;
+    if (!is_number(name)) return;
+    names.push_back(name);
+  }
+  if (names.empty()) return;
+  lines.push_back("the header row of " + d.source + " names its feature columns with numbers (" + some(names) +
+                  "): if the file has no header row, give --no-header, so that its first row is read as data");
+}
+
+// Whether feature f was given to --categorical (by name, 0-based index, or index from the end).
+bool given_as_categorical(const Dataset& d, std::size_t f) {
+  const std::size_t c = d.feature_columns[f];
+  const auto ncols = static_cast<long long>(d.column_names.size());
+  for (const auto& spec : d.options.categorical)
+    if (spec == d.column_names[c] || spec == std::to_string(c) || spec == std::to_string(static_cast<long long>(c) - ncols)) return true;
+  return false;
+}
+
+// A column read as categories for a few text cells among many numbers: most likely numbers with
+// a stray line (a second header, a title, a note) or a missing-value marker the options lack.
+// Left out for sharded data, whose rows a rank sees only in part.
+void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& lines) {
+  if (d.total_rows != 0) return;
+  for (std::size_t f = 0; f < d.dims(); ++f) {
+    if (d.feature_types[f] != ColumnType::categorical || given_as_categorical(d, f)) continue;
+    std::vector<std::size_t> cells(d.levels[f].size(), 0);
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (const float v = d.features(i, f); !std::isnan(v)) ++cells[static_cast<std::size_t>(v)];
+    std::size_t numbers = 0, texts = 0;
+    std::vector<std::string> shown;
+    for (std::size_t l = 0; l < cells.size(); ++l) {
+      if (is_number(d.levels[f][l])) {
+        numbers += cells[l];
+      } else {
+        texts += cells[l];
+        shown.push_back(d.levels[f][l]);
+      }
+    }
+    if (texts == 0 || numbers <= texts) continue;
+    const std::string& name = d.feature_names[f];
+    lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts) +
+                    (texts == 1 ? " cell" : " cells") + " of text (" + some(shown) + ") among " + std::to_string(numbers) +
+                    " numbers: --numeric " + quote(name) + " reads it as numbers and names the line of each text cell; " +
+                    "--na-values makes a text a missing value");
+  }
 }
 
 }  // namespace
 
 void DataNotes::training(const Dataset& data) {
   if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data));
+  header_of_numbers(data, lines_);
+  numbers_read_as_categories(data, lines_);
   if (data.dropped_rows)
     lines_.push_back("dropped " + std::to_string(data.dropped_rows) + (data.dropped_rows == 1 ? " row" : " rows") + " of " +
                      data.source + " with a missing value (--drop-missing); " + std::to_string(data.all_rows()) + " remain");
@@ -47,9 +125,7 @@ void DataNotes::single_row_classes(const Dataset& data, const FoldSpec& folds, T
   for (const auto& [label, n] : rows)
     if (n == 1) single.push_back(label);
   if (single.empty()) return;
-  std::string names;
-  for (std::size_t i = 0; i < std::min<std::size_t>(single.size(), 3); ++i) names += (i ? ", " : "") + quote(single[i]);
-  if (single.size() > 3) names += ", ...";
+  const std::string names = some(single);
   const bool one = single.size() == 1;
   lines_.push_back(std::to_string(single.size()) + (one ? " class of " : " classes of ") + data.source + (one ? " has" : " have") +
                    " a single row (" + names + "): held out, such a row has no row of its class to learn from, so it always " +

@@ -1,6 +1,7 @@
 #pragma once
 // What the tools decided from the data without being told: columns left out for an empty header
-// (row names), rows dropped for a missing value, query categories the training rows lack; and
+// (row names), a header row that looks like data, columns of numbers read as categories for a
+// few text cells, rows dropped for a missing value, query categories the training rows lack; and
 // what the data makes of a validation: classes of one row, which held out cannot be right. These
 // notes are collected while a run works and printed once it has passed its checks, so that a run
 // that fails prints its error line alone.
@@ -16,7 +17,8 @@ namespace knn::app {
 
 class DataNotes {
  public:
-  /// The training (or data) file's notes: unnamed columns left out, rows dropped.
+  /// The training (or data) file's notes: unnamed columns left out, a header row of numbers,
+  /// numbers read as categories, rows dropped.
   void training(const Dataset& data);
   /// A query or test file's: unnamed columns left out, cells of unknown categories, cells filled.
   void query(const Dataset& data, const PrepReport& report);
