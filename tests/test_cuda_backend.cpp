@@ -466,11 +466,12 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
 // candidates a block: straight to the lists, and with KNN_GPU_FUSED_QUEUE=1 (the wgmma kernel)
 // through a queue in shared memory (fused_queue.cuh), moved to the lists when half full at a
 // block's barrier and appended straight to them when full. 2,000 queries (8 blocks, so that a
-// part of the training rows spans barriers), every other one near a row repeated so that it ties
-// with many: 20 rows repeated in turn (some 1,600 candidates a block between two barriers: a
-// queue half full at most of them), and one row repeated 5,000 times (32,000: past the queue,
-// and past the first round's lists). The answer is the CPU's, ties by index, on the default
-// kernel for the device (wgmma on Hopper), with and without the queue, and on mma.sync's.
+// block's part of the training rows spans barriers), every other one near a row repeated so that
+// it ties with many: 20 rows repeated in turn (some 1,600 candidates a block between two
+// barriers, so that the queue moves at barriers, and at k = 300 more than it holds), and one row
+// repeated 5,000 times (32,000: past the queue, past the first round's lists, and then in the
+// second round's pass, whose lists hold them all). The answer is the CPU's, ties by index, on the
+// default kernel for the device (wgmma on Hopper), with and without the queue, and on mma.sync's.
 TEST(CudaBackend, FusedPassKeepsEveryCandidateOfManyTies) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();

@@ -129,7 +129,8 @@ __device__ __forceinline__ void fused_query_limits(FusedQueryLimits& ql, const F
 }
 
 // Appends training row j to the list of slot `slot`, counting it (slots.count) even where the
-// list is full.
+// list is full. fused_queue_move takes the same two steps apart: the count's atomic, then the
+// row into its place where the list has it.
 __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::int64_t j) {
   const unsigned long long pos = atomicAdd(slots.count + slot, 1ull);
   if (static_cast<std::int64_t>(pos) < slots.limit_of(slot)) slots.index[slots.base_of(slot) + pos] = j;
@@ -139,8 +140,8 @@ __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::
 // row j (squared norm tn, rounded down), v the product q.t. `append(r, j)` when j is a candidate:
 // its lower bound is <= tau, and it is a row, not the query's excluded one.
 template <class Append>
-__device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int r, float v, float tn, std::int64_t j,
-                                                 Append append) {
+__device__ __forceinline__ void fused_exact_test_into(const FusedArgs& a, const FusedQueryLimits& ql, int r, float v, float tn,
+                                                      std::int64_t j, Append append) {
   const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
   if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) append(r, j);
 }
@@ -148,7 +149,7 @@ __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const Fused
 // The exact test, appending a candidate straight to its query's list.
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
-  fused_exact_test(a, ql, r, v, tn, j, [&](int r, std::int64_t j) { fused_append(a.slots, first_slot + r, j); });
+  fused_exact_test_into(a, ql, r, v, tn, j, [&](int query, std::int64_t row) { fused_append(a.slots, first_slot + query, row); });
 }
 
 // Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a

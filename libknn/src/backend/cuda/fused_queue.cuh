@@ -44,12 +44,27 @@ __device__ __forceinline__ bool fused_queue_barrier(FusedQueue& fq, unsigned lea
 }
 
 // Moves the queue's entries to their lists and empties it. All the block's threads, after a
-// barrier past the last push (fused_queue_barrier's answer, or the last stage's).
+// barrier past the last push (fused_queue_barrier's answer, or the last stage's). Each thread
+// claims the places of its entries (kFusedQueue / kFusedThreads of them) before it fills any, so
+// that their atomics' round trips overlap.
 __device__ __forceinline__ void fused_queue_move(FusedQueue& fq, const Slots& slots, int first_slot, std::int64_t j_first) {
+  constexpr int kEach = kFusedQueue / kFusedThreads;
+  static_assert(kFusedQueue % kFusedThreads == 0, "the same share of entries for every thread");
   const unsigned queued = min(fq.count, static_cast<unsigned>(kFusedQueue));
   __syncthreads();  // every thread has read the count
   if (threadIdx.x == 0) fq.count = 0;
-  for (unsigned i = threadIdx.x; i < queued; i += blockDim.x) fused_append(slots, first_slot + fq.query[i], j_first + fq.row[i]);
+  int slot[kEach];
+  unsigned long long pos[kEach];
+#pragma unroll
+  for (int e = 0; e < kEach; ++e) {  // fused_append's two steps, all the atomics first
+    const unsigned i = threadIdx.x + e * kFusedThreads;
+    slot[e] = i < queued ? first_slot + fq.query[i] : -1;
+    if (slot[e] >= 0) pos[e] = atomicAdd(slots.count + slot[e], 1ull);
+  }
+#pragma unroll
+  for (int e = 0; e < kEach; ++e)
+    if (slot[e] >= 0 && static_cast<std::int64_t>(pos[e]) < slots.limit_of(slot[e]))
+      slots.index[slots.base_of(slot[e]) + pos[e]] = j_first + fq.row[threadIdx.x + e * kFusedThreads];
   __syncthreads();  // every entry read before the next push
 }
 

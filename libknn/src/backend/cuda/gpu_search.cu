@@ -323,7 +323,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.tile.q_split.get() : ctx.tile.q.get(), split ? d_split : d_train, d_half, kdim, kh,
-                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma};
+                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma, false, 1, ctx.tuning.fused_queue};
       fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr, lists},
                          finished, timer.on());
       undelivered = true;

@@ -265,7 +265,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
               const float v = acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]);
               const std::int64_t col = j0 + j * 8 + 2 * tig + e;
               if constexpr (Queue) {
-                fused_exact_test(a, ql, r, v, tnj, col, [&](int r, std::int64_t j) { fused_queue_push(queue, a.slots, first_slot, r, j, j_first); });
+                fused_exact_test_into(a, ql, r, v, tnj, col, [&](int query, std::int64_t row) {
+                  fused_queue_push(queue, a.slots, first_slot, query, row, j_first);
+                });
               } else {
                 fused_exact_test(a, ql, first_slot, r, v, tnj, col);
               }
@@ -288,7 +290,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // At a barrier (s a multiple of G): stages s .. s + G - 1 are in for every thread (and visible
   // to wgmma), and every warpgroup is done with the products of the G stages before, whose places
   // in the ring take stages s + kFusedRing - G .. s + kFusedRing - 1. A queue of candidates moves
-  // to the lists there when it is half full, while those stages are copied.
+  // to the lists there when it is half full, while those stages are copied: a few times a block
+  // part, so that the tensor cores' pause then costs less than the registers a move beside the
+  // next products would hold (ptxas spills then).
   const auto arrive = [&](std::int64_t s) {
     cp_async_wait<groups_ahead - 1>();
     async_proxy_fence();
