@@ -1847,6 +1847,14 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
             std::string::npos)
       << r;
   EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 cell of text (\"y\")"), std::string::npos) << r;
+  // inspect gives the same guesses beside its table, where column 3 has no name, not row names.
+  const CliResult in = cli({"inspect", t});
+  ASSERT_EQ(in.code, 0) << in;
+  EXPECT_NE(in.out.find("\ncolumn role "), std::string::npos) << in;
+  EXPECT_NE(in.out.find("\n(3)    no name "), std::string::npos) << in;
+  EXPECT_EQ(in.out.find("row names"), std::string::npos) << in;
+  EXPECT_NE(in.err.find("note: column \"20\" of " + t + " is read as categories"), std::string::npos) << in;
+  EXPECT_NE(in.err.find("note: the header row of " + t), std::string::npos) << in;
   // What the notes offer: --numeric names the stray line.
   const CliResult numeric = cli({"evaluate", "--train", t, "--numeric", "20"});
   EXPECT_EQ(numeric.code, 2) << numeric;

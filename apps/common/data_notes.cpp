@@ -32,10 +32,7 @@ std::string unnamed(const Dataset& d) {
   std::string cols;
   for (std::size_t c : d.unnamed_columns) cols += (cols.empty() ? "" : ", ") + std::to_string(c + 1);
   const bool one = d.unnamed_columns.size() == 1;
-  // Row names are the leading columns (R's write.csv writes one, pandas one per index level);
-  // unnamed columns elsewhere are something else, a header row cut short or a trailing comma.
-  bool leading = true;
-  for (std::size_t i = 0; i < d.unnamed_columns.size(); ++i) leading = leading && d.unnamed_columns[i] == i;
+  const bool leading = std::all_of(d.unnamed_columns.begin(), d.unnamed_columns.end(), [&](std::size_t c) { return row_names_column(d, c); });
   // Options take 0-based indices, these notes count from 1: the hint names the option's index.
   return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") + " no name in the header" +
          (leading ? " (row names, as R's write.csv and pandas write them)" : "") + ": left out of the features" +
@@ -97,10 +94,21 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
 
 }  // namespace
 
-void DataNotes::training(const Dataset& data) {
-  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data));
+bool row_names_column(const Dataset& d, std::size_t c) {
+  if (!d.options.header) return false;
+  for (std::size_t i = 0; i <= c; ++i)
+    if (i >= d.column_names.size() || !d.column_names[i].empty()) return false;
+  return true;
+}
+
+void DataNotes::guesses(const Dataset& data) {
   header_of_numbers(data, lines_);
   numbers_read_as_categories(data, lines_);
+}
+
+void DataNotes::training(const Dataset& data) {
+  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data));
+  guesses(data);
   if (data.dropped_rows)
     lines_.push_back("dropped " + std::to_string(data.dropped_rows) + (data.dropped_rows == 1 ? " row" : " rows") + " of " +
                      data.source + " with a missing value (--drop-missing); " + std::to_string(data.all_rows()) + " remain");

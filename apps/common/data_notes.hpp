@@ -17,9 +17,11 @@ namespace knn::app {
 
 class DataNotes {
  public:
-  /// The training (or data) file's notes: unnamed columns left out, a header row of numbers,
-  /// numbers read as categories, rows dropped.
+  /// The training (or data) file's notes: unnamed columns left out, guesses(), rows dropped.
   void training(const Dataset& data);
+  /// What the reading guessed that may be wrong: a header row of numbers (a file without one),
+  /// a column of numbers read as categories for a few text cells.
+  void guesses(const Dataset& data);
   /// A query or test file's: unnamed columns left out, cells of unknown categories, cells filled.
   void query(const Dataset& data, const PrepReport& report);
   /// Classification validated within `data` (k folds or leave-one-out): classes of a single row.
@@ -32,6 +34,11 @@ class DataNotes {
  private:
   std::vector<std::string> lines_;
 };
+
+/// Whether column c holds row names: no name in the header, nor any column before it (R's
+/// write.csv writes one such column, pandas one per index level). An unnamed column elsewhere is
+/// something else: a header row cut short, a trailing comma.
+bool row_names_column(const Dataset& d, std::size_t c);
 
 /// The task check of an app: where --task was not given, the labels must look like classes.
 void check_guessed_task(const Dataset& train, bool task_given, bool label_given, const Communicator* comm);

@@ -103,6 +103,7 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
   o.lenient = true;
   o.query_file_follows = false;
   const Dataset d = load_csv(app::option_text(r, "file"), o);
+  s.notes.guesses(d);  // the table shows the rest
 
   std::vector<ColumnInfo> cols(d.column_names.size());
   for (std::size_t c = 0; c < cols.size(); ++c) {
@@ -110,7 +111,7 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
     cols[c].role = "left out";
     cols[c].type = "-";
   }
-  for (std::size_t c : d.unnamed_columns) cols[c].role = "row names";
+  for (std::size_t c : d.unnamed_columns) cols[c].role = app::row_names_column(d, c) ? "row names" : "no name";
   for (std::size_t f = 0; f < d.dims(); ++f) cols[d.feature_columns[f]] = feature_info(d, f);
   std::map<std::string, std::size_t> classes;
   cols[d.label_column] = label_info(d, classes);
@@ -168,7 +169,7 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
   if (missing)
     out << "missing   " << missing << (missing == 1 ? " cell in " : " cells in ") << missing_cols
         << (missing_cols == 1 ? " column" : " columns") << " (fill them with --impute, or --drop-missing)\n";
-  std::size_t w = 6;
+  std::size_t w = 7;  // "column" and a space
   for (const ColumnInfo& c : cols) w = std::max(w, c.name.size() + 2);
   out << "\n" << std::left << std::setw(static_cast<int>(w)) << "column" << std::setw(13) << "role" << std::setw(13) << "type"
       << std::setw(9) << "missing" << std::setw(10) << "distinct" << "values\n";
@@ -176,7 +177,7 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
     const ColumnInfo& c = cols[i];
     const std::string name = c.name.empty() ? "(" + std::to_string(i + 1) + ")" : c.name;
     out << std::left << std::setw(static_cast<int>(w)) << name << std::setw(13) << c.role << std::setw(13) << c.type;
-    if (c.role == "left out" || c.role == "row names") {
+    if (c.role == "left out" || c.role == "row names" || c.role == "no name") {
       out << "\n";
       continue;
     }
