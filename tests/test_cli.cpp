@@ -1842,11 +1842,11 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
                        "header row, give --no-header"),
             std::string::npos)
       << r;
-  EXPECT_NE(r.err.find("note: column \"20\" of " + t + " is read as categories for 1 cell of text (\"x\") among 20 numbers: "
+  EXPECT_NE(r.err.find("note: column \"20\" of " + t + " is read as categories for 1 text (\"x\") among 10 distinct numbers: "
                        "--numeric \"20\" reads it as numbers"),
             std::string::npos)
       << r;
-  EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 cell of text (\"y\")"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 text (\"y\") among 7"), std::string::npos) << r;
   // inspect gives the same guesses beside its table, where column 3 has no name, not row names.
   const CliResult in = cli({"inspect", t});
   ASSERT_EQ(in.code, 0) << in;

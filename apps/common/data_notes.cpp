@@ -63,32 +63,25 @@ bool given_as_categorical(const Dataset& d, std::size_t f) {
   return false;
 }
 
-// A column read as categories for a few text cells among many numbers: most likely numbers with
-// a stray line (a second header, a title, a note) or a missing-value marker the options lack.
-// Left out for sharded data, whose rows a rank sees only in part.
+// A column read as categories for a few texts among many numbers: most likely numbers with a
+// stray line (a second header, a title) or a missing-value mark the options lack. Counted over
+// the column's distinct values, which every rank of sharded data holds whole, so that the note
+// is the same however the file is read.
 void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& lines) {
-  if (d.total_rows != 0) return;
   for (std::size_t f = 0; f < d.dims(); ++f) {
     if (d.feature_types[f] != ColumnType::categorical || given_as_categorical(d, f)) continue;
-    std::vector<std::size_t> cells(d.levels[f].size(), 0);
-    for (std::size_t i = 0; i < d.size(); ++i)
-      if (const float v = d.features(i, f); !std::isnan(v)) ++cells[static_cast<std::size_t>(v)];
-    std::size_t numbers = 0, texts = 0;
-    std::vector<std::string> shown;
-    for (std::size_t l = 0; l < cells.size(); ++l) {
-      if (is_number(d.levels[f][l])) {
-        numbers += cells[l];
-      } else {
-        texts += cells[l];
-        shown.push_back(d.levels[f][l]);
-      }
+    std::size_t numbers = 0;
+    std::vector<std::string> texts;
+    for (const auto& level : d.levels[f]) {
+      if (is_number(level)) ++numbers;
+      else texts.push_back(level);
     }
-    if (texts == 0 || numbers <= texts) continue;
+    if (texts.empty() || numbers <= texts.size()) continue;
     const std::string& name = d.feature_names[f];
-    lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts) +
-                    (texts == 1 ? " cell" : " cells") + " of text (" + some(shown) + ") among " + std::to_string(numbers) +
-                    " numbers: --numeric " + quote(name) + " reads it as numbers and names the line of each text cell; " +
-                    "--na-values makes a text a missing value");
+    const bool one = texts.size() == 1;
+    lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts.size()) +
+                    (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: --numeric " +
+                    quote(name) + " reads it as numbers and names the line of each text; --na-values makes a text a missing value");
   }
 }
 

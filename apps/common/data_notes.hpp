@@ -1,7 +1,7 @@
 #pragma once
 // What the tools decided from the data without being told: columns left out for an empty header
 // (row names), a header row that looks like data, columns of numbers read as categories for a
-// few text cells, rows dropped for a missing value, query categories the training rows lack; and
+// few texts, rows dropped for a missing value, query categories the training rows lack; and
 // what the data makes of a validation: classes of one row, which held out cannot be right. These
 // notes are collected while a run works and printed once it has passed its checks, so that a run
 // that fails prints its error line alone.
@@ -20,7 +20,7 @@ class DataNotes {
   /// The training (or data) file's notes: unnamed columns left out, guesses(), rows dropped.
   void training(const Dataset& data);
   /// What the reading guessed that may be wrong: a header row of numbers (a file without one),
-  /// a column of numbers read as categories for a few text cells.
+  /// a column of numbers read as categories for a few texts.
   void guesses(const Dataset& data);
   /// A query or test file's: unnamed columns left out, cells of unknown categories, cells filled.
   void query(const Dataset& data, const PrepReport& report);
