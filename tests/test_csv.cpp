@@ -5,8 +5,12 @@
 #include "io/column_names.hpp"
 #include "test_util.hpp"
 
+#include <zlib.h>
+
 #include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 
@@ -116,6 +120,63 @@ TEST(Csv, ErrorsNameFileLineColumnAndQuoteTheValue) {
   o.label = "a";
   EXPECT_NE(error_of("e10.csv", "a,a,l\n1,2,x\n", o).find("appears 2 times"), std::string::npos);
   EXPECT_NE(error_of("e11.csv", "a,l\n1,\"x\n").find("not closed"), std::string::npos);
+}
+
+// `text` as a gzip file of `members` streams one after another (as cat makes of two gzip files).
+std::string write_gzip(const std::string& name, const std::string& text, int members = 1) {
+  const std::string path = write_temp(name, "");
+  gzFile f = gzopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  const std::size_t part = text.size() / static_cast<std::size_t>(members);
+  for (int m = 0; m < members; ++m) {
+    const std::size_t from = static_cast<std::size_t>(m) * part, to = m + 1 == members ? text.size() : from + part;
+    EXPECT_EQ(gzwrite(f, text.data() + from, static_cast<unsigned>(to - from)), static_cast<int>(to - from));
+    if (m + 1 < members) EXPECT_EQ(gzflush(f, Z_FINISH), Z_OK);  // ends this member; the next starts a new one
+  }
+  EXPECT_EQ(gzclose(f), Z_OK);
+  return path;
+}
+
+// A gzip file reads as the text it holds, one member or several, whatever its name; one cut short
+// or damaged is an error naming it; other compressed and binary formats are refused with how to
+// get the text out of them.
+TEST(Csv, GzipIsReadAndOtherFormatsAreRefusedWithAHint) {
+  std::string text = "a,b,label\n";
+  for (int i = 0; i < 20000; ++i) text += std::to_string(i) + "," + std::to_string(i % 7) + ".25," + (i % 3 ? "x" : "y") + "\n";
+  const auto plain = load("plain_for_gz.csv", text);
+  for (int members : {1, 3}) {
+    const auto gz = knn::load_csv(write_gzip("data" + std::to_string(members) + ".gz", text, members), {});
+    EXPECT_EQ(gz.features.values, plain.features.values) << members;
+    EXPECT_EQ(gz.labels, plain.labels) << members;
+    EXPECT_EQ(gz.lines, plain.lines) << members;
+  }
+  // Line numbers are the text's.
+  const std::string bad = write_gzip("bad_cell.csv.gz", "a,l\n1,x\n2,y\n1e99,z\n");
+  try {
+    knn::load_csv(bad, {});
+    ADD_FAILURE() << "no error";
+  } catch (const knn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_cell.csv.gz:4:1: not a finite number"), std::string::npos) << e.what();
+  }
+  // Cut short, and damaged past its header.
+  const std::string whole = [&] {
+    std::ifstream in(write_gzip("whole.gz", text), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_NE(error_of("cut.gz", whole.substr(0, whole.size() / 2)).find("cut.gz: its gzip stream ends early"), std::string::npos);
+  std::string damaged = whole;
+  for (std::size_t i = 20; i < 60; ++i) damaged[i] = '\xAA';
+  EXPECT_NE(error_of("damaged.gz", damaged).find("damaged.gz: not a valid gzip stream"), std::string::npos);
+  const std::pair<std::string, std::string> formats[] = {
+      {std::string("PK\x03\x04\x14\x00\x00\x00", 8) + "rest", "a zip archive (an .xlsx workbook is one)"},
+      {std::string("\xFD" "7zXZ\x00\x00\x04", 8) + "rest", "compressed by xz"},
+      {std::string("BZh91AY&SY") + "rest", "compressed by bzip2"},
+      {std::string("\x28\xB5\x2F\xFD\x24\x00", 6) + "rest", "compressed by zstd"},
+      {std::string("PAR1") + std::string(20, '\0') + "PAR1", "a Parquet file"}};
+  for (const auto& [bytes, what] : formats) EXPECT_NE(error_of("other.bin", bytes).find("other.bin: " + what), std::string::npos) << what;
+  // Text that merely starts like one of them is read as text.
+  EXPECT_EQ(load("bzh.csv", "BZh,b,label\n1,2,x\n").feature_names[0], "BZh");
+  EXPECT_EQ(load("par1.csv", "PAR1,b,label\n1,2,x\n").feature_names[0], "PAR1");
 }
 
 TEST(Csv, LongValuesAreCutInMessages) {

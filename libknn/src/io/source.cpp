@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <omp.h>
 
@@ -65,7 +66,7 @@ void Source::map_file(int fd, std::size_t size) {
   data_ = static_cast<const char*>(m);
   size_ = size;
   if (kind_ != Kind::text) return;
-  index();
+  open_text();
   stage_done("CSV: file mapped and indexed");
 }
 
@@ -85,7 +86,80 @@ void Source::read_stream(int fd) {
   owned_.resize(got);
   data_ = owned_.data();
   size_ = owned_.size();
-  if (kind_ == Kind::text) index();
+  if (kind_ == Kind::text) open_text();
+}
+
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// What a file that is not text is, by its first (and for Parquet its last) bytes, with how to
+// get the table out of it as CSV text; empty when it is none of these.
+std::string other_format(std::string_view t) {
+  using namespace std::string_view_literals;
+  if (starts_with(t, "PK\x03\x04"sv))
+    return "a zip archive (an .xlsx workbook is one), not CSV text: extract the CSV file from it, or save the sheet as CSV";
+  if (starts_with(t, "\xFD" "7zXZ\x00"sv)) return "compressed by xz, not CSV text: decompress it first (xz -d FILE), or give - and pipe xz -dc FILE in";
+  if (t.size() >= 10 && starts_with(t, "BZh"sv) && t[3] >= '1' && t[3] <= '9' && t.substr(4, 6) == "\x31\x41\x59\x26\x53\x59"sv)
+    return "compressed by bzip2, not CSV text: decompress it first (bunzip2 FILE), or give - and pipe bzcat FILE in";
+  if (starts_with(t, "\x28\xB5\x2F\xFD"sv)) return "compressed by zstd, not CSV text: decompress it first (zstd -d FILE), or give - and pipe zstdcat FILE in";
+  if (t.size() >= 8 && starts_with(t, "PAR1"sv) && t.substr(t.size() - 4) == "PAR1"sv)
+    return "a Parquet file, not CSV text: write the table as CSV first (pandas: pd.read_parquet(FILE).to_csv(NEW, index=False))";
+  return {};
+}
+
+}  // namespace
+
+void Source::open_text() {
+  const std::string_view t(data_, size_);
+  if (t.size() >= 2 && static_cast<unsigned char>(t[0]) == 0x1F && static_cast<unsigned char>(t[1]) == 0x8B) inflate_gzip();
+  else if (const std::string what = other_format(t); !what.empty()) throw Error::at(name_, 0, 0, what);
+  index();
+}
+
+// The text a gzip file holds, in place of the file's bytes: every member of it (gzip files may
+// be several streams one after another, as cat makes of two), fed to zlib in pieces that its
+// 32-bit counts take.
+void Source::inflate_gzip() {
+  constexpr std::size_t kPiece = std::size_t{1} << 30;
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw Error::at(name_, 0, 0, "cannot start zlib to read its gzip stream");
+  struct Ended {
+    z_stream* zs;
+    ~Ended() { inflateEnd(zs); }
+  } ended{&zs};
+  std::string out;
+  std::size_t in_at = 0, out_at = 0;
+  for (;;) {
+    if (zs.avail_in == 0 && in_at < size_) {
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data_ + in_at));
+      zs.avail_in = static_cast<uInt>(std::min(kPiece, size_ - in_at));
+      in_at += zs.avail_in;
+    }
+    if (out.size() - out_at < kBlock) out.resize(std::max(out.size() * 2, out_at + kBlock));
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_at);
+    zs.avail_out = static_cast<uInt>(std::min(kPiece, out.size() - out_at));
+    const uInt room = zs.avail_out;
+    const int r = inflate(&zs, Z_NO_FLUSH);
+    out_at += room - zs.avail_out;
+    if (r == Z_STREAM_END) {
+      if (zs.avail_in == 0 && in_at == size_) break;
+      if (inflateReset(&zs) != Z_OK) throw Error::at(name_, 0, 0, "cannot read its next gzip member");
+      continue;
+    }
+    if (r == Z_BUF_ERROR && zs.avail_in == 0 && in_at == size_)
+      throw Error::at(name_, 0, 0, "its gzip stream ends early (a file cut short?): " + std::to_string(out_at) + " bytes of text read");
+    if (r != Z_OK && r != Z_BUF_ERROR)
+      throw Error::at(name_, 0, 0, std::string("not a valid gzip stream (") + (zs.msg ? zs.msg : "zlib error " + std::to_string(r)) + ")");
+  }
+  out.resize(out_at);
+  if (mapped_) {
+    ::munmap(mapped_, size_);
+    mapped_ = nullptr;
+  }
+  owned_ = std::move(out);
+  data_ = owned_.data();
+  size_ = owned_.size();
 }
 
 void Source::scan_block(std::size_t k) {

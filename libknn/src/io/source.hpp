@@ -13,8 +13,10 @@ namespace knn::detail {
 class Source {
  public:
   /// Reads `path` ("-": standard input): a regular file is mapped into memory (no copy), anything
-  /// else read to its end. Throws knn::Error naming the path when it is a folder or cannot be
-  /// read.
+  /// else read to its end. Text compressed by gzip (found by its first bytes, whatever the name)
+  /// is read as the text it holds. Throws knn::Error naming the path when it is a folder, cannot
+  /// be read, is not a whole gzip stream, or is another compressed or binary format that a CSV
+  /// reader would only misread (zip, xz, bzip2, zstd, Parquet), saying how to get the text.
   /// A binary file (a model file, so named in errors) is not indexed: its line ends, NUL bytes and quotes mean nothing.
   enum class Kind { text, binary };
   explicit Source(const std::string& path, Kind kind = Kind::text);
@@ -37,6 +39,9 @@ class Source {
  private:
   void map_file(int fd, std::size_t size);
   void read_stream(int fd);
+  // The text's own bytes: gzip inflated in place of the file's, other formats refused; then index().
+  void open_text();
+  void inflate_gzip();
   void scan_block(std::size_t k);
   void index();
 
