@@ -1843,7 +1843,7 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
             std::string::npos)
       << r;
   EXPECT_NE(r.err.find("note: column \"20\" of " + t + " is read as categories for 1 text (\"x\") among 10 distinct numbers: "
-                       "--numeric \"20\" reads it as numbers"),
+                       "with --numeric \"20\" it is an error that names its line; --na-values makes it a missing value"),
             std::string::npos)
       << r;
   EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 text (\"y\") among 7"), std::string::npos) << r;
@@ -1874,6 +1874,15 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   // texts with a few numbers in it.
   EXPECT_EQ(cli({"evaluate", "--train", data_file("iris.csv")}).err.find("note:"), std::string::npos);
   EXPECT_EQ(cli({"evaluate", "--train", t, "--categorical", "20,3"}).err.find("is read as categories"), std::string::npos);
+  // A header a program wrote: pandas' positions for an array's columns, with its row names.
+  std::string positions = ",0,1,label\n";
+  for (int i = 0; i < 20; ++i) positions += std::to_string(i) + "," + std::to_string(i % 5) + "," + std::to_string(i % 3) + "," + (i % 2 ? "a" : "b") + "\n";
+  EXPECT_EQ(cli({"evaluate", "--train", write_temp("positions.csv", positions), "-k", "3"}).err.find("header row"), std::string::npos);
+  // Hexadecimal is text to the reader, so a column of it is no column of numbers.
+  std::string hex = "h,x,label\n";
+  for (int i = 0; i < 20; ++i) hex += "0x0" + std::to_string(i % 9) + "," + std::to_string(i) + "," + (i % 2 ? "a" : "b") + "\n";
+  hex += "none,3,a\n";
+  EXPECT_EQ(cli({"evaluate", "--train", write_temp("hex.csv", hex), "-k", "3"}).err.find("is read as categories"), std::string::npos);
   std::string mixed = "size,x,label\n";
   for (int i = 0; i < 20; ++i) mixed += std::string(i % 4 ? "small" : "3") + "," + std::to_string(i) + "," + (i % 2 ? "a" : "b") + "\n";
   EXPECT_EQ(cli({"evaluate", "--train", write_temp("mixed.csv", mixed), "-k", "3"}).err.find("note:"), std::string::npos);

@@ -1,9 +1,11 @@
 #include "data_notes.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <map>
+#include <string_view>
+#include <system_error>
 
 #include "knn/error.hpp"
 
@@ -11,14 +13,16 @@ namespace knn::app {
 
 namespace {
 
-// Whether a cell or a name reads as one finite number (blanks around it allowed).
+// Whether a cell or a name reads as one finite number, as the CSV reader reads it (decimal, with
+// a leading + allowed; blanks around it trimmed).
 bool is_number(const std::string& text) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(v)) return false;
-  while (*end == ' ' || *end == '\t') ++end;
-  return *end == '\0';
+  std::string_view s(text);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
 }
 
 // Up to three of `texts`, quoted, then "..." for the rest.
@@ -36,13 +40,15 @@ std::string unnamed(const Dataset& d) {
   // Options take 0-based indices, these notes count from 1: the hint names the option's index.
   return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") + " no name in the header" +
          (leading ? " (row names, as R's write.csv and pandas write them)" : "") + ": left out of the features" +
-         (one ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
+         (one && leading ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
 }
 
 // A header row whose every named feature column is a number is most likely the first row of a
-// file that has no header, which the tools would otherwise take as names and not as data.
+// file that has no header, which the tools would otherwise take as names and not as data. Not
+// where a program wrote the header: a row-names column before it (R, pandas), or names that
+// are the columns' positions (pandas' for an array: 0, 1, 2, ...).
 void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
-  if (!d.options.header) return;
+  if (!d.options.header || (!d.column_names.empty() && row_names_column(d, 0))) return;
   std::vector<std::string> names;
   for (const auto& name : d.feature_names) {
     if (name.empty()) continue;
@@ -50,26 +56,23 @@ void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
     names.push_back(name);
   }
   if (names.empty()) return;
+  const std::size_t first = names[0] == "1" ? 1 : 0;
+  bool positions = names.size() > 1 && (names[0] == "0" || names[0] == "1");
+  for (std::size_t i = 0; positions && i < names.size(); ++i) positions = names[i] == std::to_string(first + i);
+  if (positions) return;
   lines.push_back("the header row of " + d.source + " names its feature columns with numbers (" + some(names) +
                   "): if the file has no header row, give --no-header, so that its first row is read as data");
-}
-
-// Whether feature f was given to --categorical (by name, 0-based index, or index from the end).
-bool given_as_categorical(const Dataset& d, std::size_t f) {
-  const std::size_t c = d.feature_columns[f];
-  const auto ncols = static_cast<long long>(d.column_names.size());
-  for (const auto& spec : d.options.categorical)
-    if (spec == d.column_names[c] || spec == std::to_string(c) || spec == std::to_string(static_cast<long long>(c) - ncols)) return true;
-  return false;
 }
 
 // A column read as categories for a few texts among many numbers: most likely numbers with a
 // stray line (a second header, a title) or a missing-value mark the options lack. Counted over
 // the column's distinct values, which every rank of sharded data holds whole, so that the note
-// is the same however the file is read.
+// is the same however the file is read. None where --categorical is given: its user is deciding
+// the columns' types already.
 void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& lines) {
+  if (!d.options.categorical.empty()) return;
   for (std::size_t f = 0; f < d.dims(); ++f) {
-    if (d.feature_types[f] != ColumnType::categorical || given_as_categorical(d, f)) continue;
+    if (d.feature_types[f] != ColumnType::categorical) continue;
     std::size_t numbers = 0;
     std::vector<std::string> texts;
     for (const auto& level : d.levels[f]) {
@@ -80,8 +83,9 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
     const std::string& name = d.feature_names[f];
     const bool one = texts.size() == 1;
     lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts.size()) +
-                    (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: --numeric " +
-                    quote(name) + " reads it as numbers and names the line of each text; --na-values makes a text a missing value");
+                    (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: with --numeric " +
+                    quote(name) + (one ? " it is" : " the first of them is") + " an error that names its line; --na-values makes " +
+                    (one ? "it a missing value" : "them missing values") + " (the list replaces the default marks)");
   }
 }
 

@@ -169,14 +169,15 @@ std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostre
   if (missing)
     out << "missing   " << missing << (missing == 1 ? " cell in " : " cells in ") << missing_cols
         << (missing_cols == 1 ? " column" : " columns") << " (fill them with --impute, or --drop-missing)\n";
+  // A column's name as shown: "(N)", counted from 1, for one without a name.
+  const auto shown = [&](std::size_t i) { return cols[i].name.empty() ? "(" + std::to_string(i + 1) + ")" : cols[i].name; };
   std::size_t w = 7;  // "column" and a space
-  for (const ColumnInfo& c : cols) w = std::max(w, c.name.size() + 2);
+  for (std::size_t i = 0; i < cols.size(); ++i) w = std::max(w, shown(i).size() + 2);
   out << "\n" << std::left << std::setw(static_cast<int>(w)) << "column" << std::setw(13) << "role" << std::setw(13) << "type"
       << std::setw(9) << "missing" << std::setw(10) << "distinct" << "values\n";
   for (std::size_t i = 0; i < cols.size(); ++i) {
     const ColumnInfo& c = cols[i];
-    const std::string name = c.name.empty() ? "(" + std::to_string(i + 1) + ")" : c.name;
-    out << std::left << std::setw(static_cast<int>(w)) << name << std::setw(13) << c.role << std::setw(13) << c.type;
+    out << std::left << std::setw(static_cast<int>(w)) << shown(i) << std::setw(13) << c.role << std::setw(13) << c.type;
     if (c.role == "left out" || c.role == "row names" || c.role == "no name") {
       out << "\n";
       continue;

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <new>
+#include <string_view>
 
 #include "knn/error.hpp"
 #include "knn/stage_times.hpp"
@@ -66,7 +68,13 @@ void Source::map_file(int fd, std::size_t size) {
   data_ = static_cast<const char*>(m);
   size_ = size;
   if (kind_ != Kind::text) return;
-  open_text();
+  try {
+    open_text();
+  } catch (...) {  // a constructor that throws runs no destructor
+    if (mapped_) ::munmap(mapped_, size_);
+    mapped_ = nullptr;
+    throw;
+  }
   stage_done("CSV: file mapped and indexed");
 }
 
@@ -119,7 +127,8 @@ void Source::open_text() {
 
 // The text a gzip file holds, in place of the file's bytes: every member of it (gzip files may
 // be several streams one after another, as cat makes of two), fed to zlib in pieces that its
-// 32-bit counts take.
+// 32-bit counts take. Zero bytes after the last member (padding) are ignored; any other bytes
+// there are an error, as they are no gzip member and no part of the text.
 void Source::inflate_gzip() {
   constexpr std::size_t kPiece = std::size_t{1} << 30;
   z_stream zs{};
@@ -143,16 +152,23 @@ void Source::inflate_gzip() {
     const int r = inflate(&zs, Z_NO_FLUSH);
     out_at += room - zs.avail_out;
     if (r == Z_STREAM_END) {
-      if (zs.avail_in == 0 && in_at == size_) break;
+      const std::size_t next = in_at - zs.avail_in;  // the first byte after this member
+      const std::string_view rest(data_ + next, size_ - next);
+      if (rest.find_first_not_of('\0') == std::string_view::npos) break;
+      if (rest.size() < 2 || static_cast<unsigned char>(rest[0]) != 0x1F || static_cast<unsigned char>(rest[1]) != 0x8B)
+        throw Error::at(name_, 0, 0, std::to_string(rest.size()) + " bytes after the end of its gzip stream are not gzip: cut them off, or " +
+                                         "decompress the file with gzip -dc, which reads past them");
       if (inflateReset(&zs) != Z_OK) throw Error::at(name_, 0, 0, "cannot read its next gzip member");
       continue;
     }
+    if (r == Z_MEM_ERROR) throw std::bad_alloc();
     if (r == Z_BUF_ERROR && zs.avail_in == 0 && in_at == size_)
       throw Error::at(name_, 0, 0, "its gzip stream ends early (a file cut short?): " + std::to_string(out_at) + " bytes of text read");
     if (r != Z_OK && r != Z_BUF_ERROR)
       throw Error::at(name_, 0, 0, std::string("not a valid gzip stream (") + (zs.msg ? zs.msg : "zlib error " + std::to_string(r)) + ")");
   }
   out.resize(out_at);
+  out.shrink_to_fit();  // the doubling's spare room, up to the text's size again
   if (mapped_) {
     ::munmap(mapped_, size_);
     mapped_ = nullptr;
