@@ -1843,7 +1843,7 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
             std::string::npos)
       << r;
   EXPECT_NE(r.err.find("note: column \"20\" of " + t + " is read as categories for 1 text (\"x\") among 10 distinct numbers: "
-                       "with --numeric \"20\" it is an error that names its line; --na-values makes it a missing value"),
+                       "--numeric \"20\" stops the run at it, naming its line; --na-values makes it a missing value"),
             std::string::npos)
       << r;
   EXPECT_NE(r.err.find("note: column \"3\" of " + t + " is read as categories for 1 text (\"y\") among 7"), std::string::npos) << r;

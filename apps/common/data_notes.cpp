@@ -83,8 +83,8 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
     const std::string& name = d.feature_names[f];
     const bool one = texts.size() == 1;
     lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts.size()) +
-                    (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: with --numeric " +
-                    quote(name) + (one ? " it is" : " the first of them is") + " an error that names its line; --na-values makes " +
+                    (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: --numeric " +
+                    quote(name) + (one ? " stops the run at it" : " stops the run at the first of them") + ", naming its line; --na-values makes " +
                     (one ? "it a missing value" : "them missing values") + " (the list replaces the default marks)");
   }
 }
