@@ -948,6 +948,10 @@ TEST(CliHand, TestFile) {
                                       "-k", "1", "--scale", "none"});
   EXPECT_NE(summary.find("line_test.csv (3 rows)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("0.6667"), std::string::npos) << summary;
+  // One score, so no spread to show: "-" in the std column, where k folds give a number.
+  EXPECT_NE(summary.find("\naccuracy              0.6667         -\n"), std::string::npos) << summary;
+  const std::string loo = cli_ok({"evaluate", "--train", case_file("line_classify.csv"), "--loo", "-k", "1", "--scale", "none"});
+  EXPECT_NE(loo.find("\naccuracy              0.6000         -\n"), std::string::npos) << loo;
 }
 
 // =============================================================================================

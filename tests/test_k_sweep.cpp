@@ -264,6 +264,14 @@ TEST(KSweepOutput, BestLineOnStderr) {
     ASSERT_EQ(r.code, 0) << r;
     EXPECT_EQ(r.err.rfind("best: k = 15, ", 0), 0u) << r;
   }
+  {
+    // Leave-one-out gives one pooled score a k: no std to show.
+    const Outcome r = sweep({"--data", data_file("iris.csv"), "--k", "1:9", "--loo"});
+    ASSERT_EQ(r.code, 0) << r;
+    const Table t = parse_table(r.out);
+    const std::size_t b = best_row(t, true);
+    EXPECT_EQ(r.err, "best: k = " + t.at(b, "k") + ", accuracy " + t.at(b, "accuracy_mean") + ", weights uniform, metric l2\n");
+  }
 }
 
 TEST(KSweepOutput, OutputFileHoldsWhatStdoutWould) {

@@ -72,7 +72,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     if (!st.save_folds.empty()) write_result(st.save_folds, folds, out);
     write_result(st.output, table, out);
     notes.print(err);
-    err << best_line(res);
+    err << best_line(res, st.eval.folds);
     return 0;
   });
 }

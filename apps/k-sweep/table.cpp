@@ -82,11 +82,11 @@ std::string table_text(const EvalResult& res, const Settings& st, const Dataset&
   return st.format == "json" ? json_table(res, st, data) : csv_table(res, st.eval);
 }
 
-std::string best_line(const EvalResult& res) {
+std::string best_line(const EvalResult& res, const FoldSpec& folds) {
   const SweepRow& b = res.rows[res.best];
-  return "best: k = " + std::to_string(b.k) + ", " + res.score_names[0] + ' ' + app::format_double(b.scores[0].mean) +
-         " (std " + app::format_double(b.scores[0].std) + "), weights " + b.weights.to_string() + ", metric " +
-         to_string(b.metric) + '\n';
+  const std::string spread = folds.kind == FoldSpec::Kind::kfold ? " (std " + app::format_double(b.scores[0].std) + ")" : "";
+  return "best: k = " + std::to_string(b.k) + ", " + res.score_names[0] + ' ' + app::format_double(b.scores[0].mean) + spread +
+         ", weights " + b.weights.to_string() + ", metric " + to_string(b.metric) + '\n';
 }
 
 }  // namespace knn::sweep

@@ -118,10 +118,13 @@ std::string summary_text(const Evaluation& ev) {
     s << "folds     leave-one-out (" << res.folds << " rows, scores pooled)\n";
   else
     s << "test      " << ev.test.source << " (" << ev.test.size() << " rows)\n";
+  // Leave-one-out and a test file give one score, pooled over their rows: no spread over folds to
+  // show, so the std column says so ("-") rather than 0.0000. CSV and JSON keep the number, 0.
+  const bool one_score = eo.folds.kind != FoldSpec::Kind::kfold;
   s << "\nscore                  mean       std\n";
   for (std::size_t i = 0; i < res.score_names.size(); ++i)
-    s << std::left << std::setw(18) << res.score_names[i] << std::right << std::setw(10) << fixed(row.scores[i].mean)
-      << std::setw(10) << fixed(row.scores[i].std) << '\n';
+    s << std::left << std::setw(18) << res.score_names[i] << std::right << std::setw(10) << fixed(row.scores[i].mean) << std::setw(10)
+      << (one_score ? std::string("-") : fixed(row.scores[i].std)) << '\n';
   if (res.task == Task::classify) {
     s << "\nconfusion matrix (rows: true class, columns: predicted";
     if (eo.folds.kind == FoldSpec::Kind::kfold) s << ", summed over folds";
