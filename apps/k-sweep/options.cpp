@@ -35,7 +35,7 @@ cxxopts::Options make_options() {
   o.add_options("folds")
     ("folds", "k-fold cross-validation, stratified for classification", cxxopts::value<std::string>()->default_value("5"), "N")
     ("loo", "leave-one-out: every row is scored by a model of all the other rows")
-    ("test", "score models fitted on --data against this file instead of cross-validating", cxxopts::value<std::string>(), "FILE")
+    ("test", "score models fitted on the data (--data or --train) against this file instead of cross-validating", cxxopts::value<std::string>(), "FILE")
     ("seed", "seed of the fold assignment (fixed by default, so runs repeat)", cxxopts::value<std::string>()->default_value(std::to_string(default_fold_seed)), "N");
   app::add_model_options(o, "sweep", app::ModelValues::lists);
   app::add_run_options(o);

@@ -58,7 +58,7 @@ void read_destinations(const cxxopts::ParseResult& r, Settings& s) {
   if (r.count("save-folds")) {
     s.save_folds = app::option_text(r, "save-folds");
     if (s.eval.folds.kind == FoldSpec::Kind::test)
-      throw app::option_error("save-folds", quote(s.save_folds) + ": there are no folds with --test (every row of --data trains the model)");
+      throw app::option_error("save-folds", quote(s.save_folds) + ": there are no folds with --test (every row of the data file trains the model)");
     check_destination("save-folds", s.save_folds);
   }
   const std::pair<const char*, std::string> dest[] = {{"output", s.output}, {"plot", s.plot}, {"save-folds", s.save_folds}};
