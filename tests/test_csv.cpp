@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -208,6 +209,19 @@ TEST(Csv, FileNamesInMessagesAreOnePrintableLine) {
   EXPECT_EQ(odd.rfind("no\\x0Asuch\\x01file.csv: cannot open", 0), 0u) << odd;
   const std::string empty = message_for("");
   EXPECT_EQ(empty.rfind("\"\": cannot open", 0), 0u) << empty;
+  // A file read with such a name keeps it printable wherever a message names it, here the
+  // training file inside a query file's error.
+  const std::string odd_train = write_temp("odd\x01" "train.csv", "a,b,label\n0,0,x\n1,1,y\n");
+  const knn::Dataset train = knn::load_csv(odd_train, {});
+  EXPECT_EQ(train.source.find('\x01'), std::string::npos) << train.source;
+  try {
+    knn::load_query_csv(write_temp("odd_query.csv", "c,d\n1,1\n"), {}, train);
+    ADD_FAILURE() << "no error";
+  } catch (const knn::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("a feature of "), std::string::npos) << m;
+    EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) << m;
+  }
 }
 
 TEST(Csv, TinyValuesUnderflowLikeAConversionFromDouble) {

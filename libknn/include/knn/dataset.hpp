@@ -51,7 +51,7 @@ enum class ColumnType { numeric, categorical };
 const char* to_string(ColumnType t);
 
 struct Dataset {
-  std::string source;                      // file name as given, for messages
+  std::string source;                      // file name for messages (printable_name of the path)
   std::vector<std::string> feature_names;  // one per feature column
   std::string label_name;                  // empty when the file had no label column
   /// rows x feature_names.size(): a numeric column's values; a categorical column's cells as the

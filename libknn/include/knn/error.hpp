@@ -45,4 +45,8 @@ std::string param(std::string_view name);
 /// ASCII) and cut to 40 characters with "..." after it when longer.
 std::string quote(std::string_view value);
 
+/// A file name as messages show it: as given, but with bytes outside printable ASCII as \xNN, so
+/// that a message stays one printable line whatever the name; an empty name shows as "".
+std::string printable_name(std::string_view file);
+
 }  // namespace knn

@@ -5,9 +5,6 @@
 
 namespace knn {
 
-namespace {
-// A file name as given, but with bytes outside printable ASCII escaped as in quote(), so that the
-// message stays one printable line whatever the name; an empty name shows as "".
 std::string printable_name(std::string_view file) {
   if (file.empty()) return "\"\"";
   std::string out;
@@ -22,6 +19,8 @@ std::string printable_name(std::string_view file) {
   }
   return out;
 }
+
+namespace {
 
 // param() marks a name with two control bytes that quote() and printable_name() never leave in
 // a message, so the marks cannot be forged by a quoted value or a file name.

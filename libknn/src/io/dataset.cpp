@@ -93,7 +93,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   refuse_nul_bytes(source, o.delimiter);
   const std::string_view content = source.text();
   Dataset data;
-  data.source = source.name();
+  data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
   data.column_names = first_record(data.source, content, o);
   const std::size_t ncols = data.column_names.size();
@@ -279,7 +279,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   refuse_nul_bytes(source, o.delimiter);
   const std::string_view content = source.text();
   Dataset data;
-  data.source = source.name();
+  data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
   data.column_names = first_record(data.source, content, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
