@@ -187,6 +187,12 @@ TEST(Csv, GzipIsReadAndOtherFormatsAreRefusedWithAHint) {
   EXPECT_EQ(load("par1.csv", "PAR1,b,label\n1,2,x\n").feature_names[0], "PAR1");
 }
 
+// cell_is_number answers as the reader reads a cell of a numeric column.
+TEST(Csv, CellIsNumberAsTheReaderReadsACell) {
+  for (const char* yes : {"0", " -2.5 ", "+7", "1e3", ".5", "3.4e38"}) EXPECT_TRUE(knn::cell_is_number(yes)) << yes;
+  for (const char* no : {"", "x", "0x1F", "inf", "nan", "1e99", "1,5", "--1"}) EXPECT_FALSE(knn::cell_is_number(no)) << no;
+}
+
 TEST(Csv, LongValuesAreCutInMessages) {
   const std::string junk(100, 'z');
   knn::CsvOptions o;

@@ -1,29 +1,13 @@
 #include "data_notes.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <map>
-#include <string_view>
-#include <system_error>
 
 #include "knn/error.hpp"
 
 namespace knn::app {
 
 namespace {
-
-// Whether a cell or a name reads as one finite number, as the CSV reader reads it (decimal, with
-// a leading + allowed; blanks around it trimmed).
-bool is_number(const std::string& text) {
-  std::string_view s(text);
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  if (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
-  double v = 0.0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
-}
 
 // Up to three of `texts`, quoted, then "..." for the rest.
 std::string some(const std::vector<std::string>& texts) {
@@ -52,7 +36,7 @@ void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
   std::vector<std::string> names;
   for (const auto& name : d.feature_names) {
     if (name.empty()) continue;
-    if (!is_number(name)) return;
+    if (!cell_is_number(name)) return;
     names.push_back(name);
   }
   if (names.empty()) return;
@@ -76,7 +60,7 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
     std::size_t numbers = 0;
     std::vector<std::string> texts;
     for (const auto& level : d.levels[f]) {
-      if (is_number(level)) ++numbers;
+      if (cell_is_number(level)) ++numbers;
       else texts.push_back(level);
     }
     if (texts.empty() || numbers <= texts.size()) continue;

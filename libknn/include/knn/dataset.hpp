@@ -4,6 +4,7 @@
 // kept as text (classification) or parsed as a number (regression) (docs/design.md#tabular-input).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "knn/communicator.hpp"
@@ -126,6 +127,10 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& options, const
 
 /// Parses a regression target; throws knn::Error naming the file, line and label column.
 std::vector<double> numeric_targets(const Dataset& data);
+
+/// Whether a cell's text is a number as the CSV reader reads a cell: a finite float32 value,
+/// blanks around it allowed (so "0x1F", "inf" and "1e99" are not).
+bool cell_is_number(std::string_view cell);
 
 /// Each label of `labels` once, in no particular order.
 std::vector<std::string> distinct_labels(const std::vector<std::string>& labels);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "distributed/gather.hpp"
+#include "io/cell_value.hpp"
 #include "io/column_names.hpp"
 #include "io/csv_reader.hpp"
 #include "io/level_dictionary.hpp"
@@ -216,6 +217,12 @@ std::vector<std::vector<long long>> level_counts(const Dataset& data) {
 }
 
 }  // namespace detail
+
+bool cell_is_number(std::string_view cell) {
+  static const detail::MissingTokens none({});
+  float value = 0.0f;
+  return detail::classify_cell(cell, none, value) == detail::CellKind::number;
+}
 
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
   Dataset data = detail::load_training(path, o, nullptr, nullptr);
