@@ -29,7 +29,7 @@ cxxopts::Options make_options() {
   o.positional_help("");
   // clang-format off
   o.add_options("input")
-    ("data", "the data: a CSV file with a header row (- reads standard input)", cxxopts::value<std::string>(), "FILE")
+    ("data", "the data: a CSV file with a header row, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE")
     ("train", "the same as --data, as knn-cli evaluate names it", cxxopts::value<std::string>(), "FILE");
   app::add_csv_options(o, "the --test file", "the table does not show it (as with --ignore)");
   o.add_options("folds")

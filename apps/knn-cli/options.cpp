@@ -33,7 +33,7 @@ cxxopts::Options make_options(const std::string& cmd) {
     o.custom_help("FILE [options]");
     o.positional_help("");
     // clang-format off
-    o.add_options("input")("file", "the CSV file to describe (- reads standard input)", cxxopts::value<std::string>(), "FILE");
+    o.add_options("input")("file", "the CSV file to describe, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE");
     app::add_csv_options(o, nullptr, "shown with the role id");
     o.add_options("output")
       ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
@@ -50,7 +50,7 @@ cxxopts::Options make_options(const std::string& cmd) {
   o.positional_help("");
   // clang-format off
   o.add_options("input")
-    ("train", "training data: a CSV file with a header row (- reads standard input)", cxxopts::value<std::string>(), "FILE");
+    ("train", "training data: a CSV file with a header row, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE");
   if (queries)
     o.add_options("input")
       ("model", "a model file from knn-cli fit, in place of --train; options given beside it must be the model's, but for -k (up to its training rows) and the run options", cxxopts::value<std::string>(), "MODEL");
