@@ -463,15 +463,12 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
 }
 
 // Queries that tie with many training rows, so that the fused pass appends thousands of
-// candidates a block: straight to the lists, and with KNN_GPU_FUSED_QUEUE=1 (the wgmma kernel)
-// through a queue in shared memory (fused_queue.cuh), moved to the lists when half full at a
-// block's barrier and appended straight to them when full. 2,000 queries (8 blocks, so that a
-// block's part of the training rows spans barriers), every other one near a row repeated so that
-// it ties with many: 20 rows repeated in turn (some 1,600 candidates a block between two
-// barriers, so that the queue moves at barriers, and at k = 300 more than it holds), and one row
-// repeated 5,000 times (32,000: past the queue, past the first round's lists, and then in the
-// second round's pass, whose lists hold them all). The answer is the CPU's, ties by index, on the
-// default kernel for the device (wgmma on Hopper), with and without the queue, and on mma.sync's.
+// candidates a block. 2,000 queries (8 blocks, so that a block's part of the training rows spans
+// barriers), every other one near a row repeated so that it ties with many: 20 rows repeated in
+// turn (some 1,600 candidates a block between two barriers, and at k = 300 lists that overflow the
+// first round), and one row repeated 5,000 times (32,000 candidates: past the first round's
+// lists, and then in the second round's pass, whose lists hold them all). The answer is the
+// CPU's, ties by index, on the default kernel for the device (wgmma on Hopper) and on mma.sync's.
 TEST(CudaBackend, FusedPassKeepsEveryCandidateOfManyTies) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -490,14 +487,12 @@ TEST(CudaBackend, FusedPassKeepsEveryCandidateOfManyTies) {
       }
       for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{300}}) {
         const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
-        for (const char* wgmma : {"", "0"})
-          for (const char* queue : {"", "1"}) {
-            if (*wgmma && *queue) continue;  // the queue is the wgmma kernel's
-            const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma), queued("KNN_GPU_FUSED_QUEUE", queue);
-            expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
-                             "d=" + std::to_string(d) + " rows repeated " + std::to_string(repeated) + " k=" + std::to_string(k) +
-                                 " KNN_GPU_WGMMA=" + wgmma + " KNN_GPU_FUSED_QUEUE=" + queue);
-          }
+        for (const char* wgmma : {"", "0"}) {
+          const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32), cpu,
+                           "d=" + std::to_string(d) + " rows repeated " + std::to_string(repeated) + " k=" + std::to_string(k) +
+                               " KNN_GPU_WGMMA=" + wgmma);
+        }
       }
     }
 }

@@ -21,7 +21,6 @@ GpuTuning gpu_tuning() {
   if (const char* v = std::getenv("KNN_GPU_FUSED_STRIDE"); v && *v) t.fused_stride = static_cast<int>(std::clamp<long long>(std::atoll(v), 1, 1024));
   t.vote = !equals(std::getenv("KNN_GPU_VOTE"), "0");
   t.wgmma = !equals(std::getenv("KNN_GPU_WGMMA"), "0");
-  t.fused_queue = equals(std::getenv("KNN_GPU_FUSED_QUEUE"), "1");
   return t;
 }
 

@@ -19,7 +19,6 @@ struct GpuTuning {
   int fused_stride = 0;     // KNN_GPU_FUSED_STRIDE: the fused pass's sample takes one row in this many (1 to 1,024); 0 (unset or empty): by k
   bool vote = true;         // KNN_GPU_VOTE=0: votes and means on the host
   bool wgmma = true;        // KNN_GPU_WGMMA=0: FP16 products and the fused pass keep mma.sync on Hopper
-  bool fused_queue = false; // KNN_GPU_FUSED_QUEUE=1: the wgmma fused pass queues its candidates in shared memory
 };
 GpuTuning gpu_tuning();
 

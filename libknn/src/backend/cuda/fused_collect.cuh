@@ -61,8 +61,6 @@ struct FusedPlan {
   // sample is every `stride`-th row of th; else from the sample's products, written out.
   bool sample_tau = false;
   int stride = 1;
-  // The wgmma kernel's candidates through a queue in shared memory (GpuTuning::fused_queue).
-  bool queue = false;
 };
 
 /// k up to this takes tau from the sample's pass in the product kernel (launch_sample_tau).

@@ -50,8 +50,7 @@ struct FusedKernel {
 };
 
 /// The wgmma kernel for kp (64 or 128) product terms; only where wgmma_products_fit holds.
-/// `queue`: its candidates through a queue in shared memory (fused_queue.cuh).
-FusedKernel wgmma_fused_kernel(int kp, bool queue);
+FusedKernel wgmma_fused_kernel(int kp);
 
 /// A fused launch's grid: blocks of kFusedQueries slots (x) by parts of the training rows (y),
 /// `stages` stages a part.
@@ -129,27 +128,19 @@ __device__ __forceinline__ void fused_query_limits(FusedQueryLimits& ql, const F
 }
 
 // Appends training row j to the list of slot `slot`, counting it (slots.count) even where the
-// list is full. fused_queue_move takes the same two steps apart: the count's atomic, then the
-// row into its place where the list has it.
+// list is full.
 __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::int64_t j) {
   const unsigned long long pos = atomicAdd(slots.count + slot, 1ull);
   if (static_cast<std::int64_t>(pos) < slots.limit_of(slot)) slots.index[slots.base_of(slot) + pos] = j;
 }
 
 // The exact test of a product that passed the cheap one: query r of the block against training
-// row j (squared norm tn, rounded down), v the product q.t. `append(r, j)` when j is a candidate:
-// its lower bound is <= tau, and it is a row, not the query's excluded one.
-template <class Append>
-__device__ __forceinline__ void fused_exact_test_into(const FusedArgs& a, const FusedQueryLimits& ql, int r, float v, float tn,
-                                                      std::int64_t j, Append append) {
-  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
-  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) append(r, j);
-}
-
-// The exact test, appending a candidate straight to its query's list.
+// row j (squared norm tn, rounded down), v the product q.t; appends j to the query's list when its
+// lower bound is <= tau.
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
-  fused_exact_test_into(a, ql, r, v, tn, j, [&](int query, std::int64_t row) { fused_append(a.slots, first_slot + query, row); });
+  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
+  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) fused_append(a.slots, first_slot + r, j);
 }
 
 // Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a

@@ -300,7 +300,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
             take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           }
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride, ctx.tuning.fused_queue};
+          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride};
         } else {
           take_products(ctx, kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }
@@ -323,7 +323,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.tile.q_split.get() : ctx.tile.q.get(), split ? d_split : d_train, d_half, kdim, kh,
-                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma, false, 1, ctx.tuning.fused_queue};
+                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma};
       fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr, lists},
                          finished, timer.on());
       undelivered = true;

@@ -21,7 +21,6 @@
 #include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/fused_pass.cuh"
-#include "backend/cuda/fused_queue.cuh"
 #include "backend/cuda/tensor_ops.cuh"
 #include "backend/cuda/wgmma_ops.cuh"
 #include "knn/error.hpp"
@@ -66,13 +65,10 @@ constexpr std::size_t wgmma_fused_smem() {
 // kBarrierStages<Tau> stages.
 // Tau: the sample's pass. Instead of tests against tau, each thread keeps the kTauKeys smallest
 // upper-bound keys of each of its two query rows and writes them to a.tau_keys at the end.
-// Queue: the candidate pass's candidates go to the lists through a queue in shared memory
-// (fused_queue.cuh) instead of one global atomic each (KNN_GPU_FUSED_QUEUE=1).
-template <int KP, bool Tau, bool Queue>
+template <int KP, bool Tau>
 __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(KP % 64 == 0, "whole 64-term chunks");
-  static_assert(!(Tau && Queue), "the sample's pass keeps keys, not candidates");
   constexpr int words = KP / 8;  // 16-byte words a row
   constexpr int stage_halves = kFusedRows * KP;
   extern __shared__ float4 wgmma_fused_smem4[];
@@ -83,7 +79,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds): twice
   // as many places as the ring of operands (the stage loop says why).
   __shared__ __align__(16) float t_norm[2 * kFusedRing][kFusedRows];
-  __shared__ std::conditional_t<Queue, FusedQueue, char> queue;
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
@@ -97,10 +92,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     return;
   }
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
-  const std::int64_t j_first = stage0 * kFusedRows;  // the part's first training row
-  if constexpr (Queue)
-    if (threadIdx.x == 0) queue.count = 0;
-  __syncthreads();  // ql.scale, the queue's count
+  __syncthreads();  // ql.scale
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
   // slots. Made visible to wgmma by the first stage's fence and barrier.
   for (int i = threadIdx.x; i < kFusedQueries * words; i += kFusedThreads) {
@@ -261,16 +253,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
         screen8(
             acc, h, g, b.c_dn, [&](float x) { return !(x > cheap[h]); },
             [&](int j, int e, float tnj) {
-              const int r = r0 + 8 * h;
-              const float v = acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]);
-              const std::int64_t col = j0 + j * 8 + 2 * tig + e;
-              if constexpr (Queue) {
-                fused_exact_test_into(a, ql, r, v, tnj, col, [&](int query, std::int64_t row) {
-                  fused_queue_push(queue, a.slots, first_slot, query, row, j_first);
-                });
-              } else {
-                fused_exact_test(a, ql, first_slot, r, v, tnj, col);
-              }
+              fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj, j0 + j * 8 + 2 * tig + e);
             });
     }
   };
@@ -289,22 +272,15 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   };
   // At a barrier (s a multiple of G): stages s .. s + G - 1 are in for every thread (and visible
   // to wgmma), and every warpgroup is done with the products of the G stages before, whose places
-  // in the ring take stages s + kFusedRing - G .. s + kFusedRing - 1. A queue of candidates moves
-  // to the lists there when it is half full, while those stages are copied: a few times a block
-  // part, so that the tensor cores' pause then costs less than the registers a move beside the
-  // next products would hold (ptxas spills then).
+  // in the ring take stages s + kFusedRing - G .. s + kFusedRing - 1.
   const auto arrive = [&](std::int64_t s) {
     cp_async_wait<groups_ahead - 1>();
     async_proxy_fence();
-    [[maybe_unused]] bool move = false;
-    if constexpr (Queue) move = fused_queue_barrier(queue, kFusedQueue / 2);
-    else __syncthreads();
+    __syncthreads();
 #pragma unroll
     for (int i = kFusedRing - G; i < kFusedRing; ++i)
       if (s + i < stages) load_stage(s + i);
     cp_async_commit();
-    if constexpr (Queue)
-      if (move) fused_queue_move(queue, a.slots, first_slot, j_first);  // the same for the whole block
   };
   // The two halves of a stage are two wgmma groups, each tested while the other is multiplied:
   // half 0 of stage s while half 1 is, half 1 while half 0 of stage s + 1 is. One group is in
@@ -337,10 +313,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
   for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
   step(stages - 1, std::false_type{});
   cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
-  if constexpr (Queue) {
-    __syncthreads();  // every push done
-    fused_queue_move(queue, a.slots, first_slot, j_first);
-  }
   if constexpr (Tau) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -356,10 +328,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
 #endif
 }
 
-template <bool Tau, bool Queue = false>
+template <bool Tau>
 FusedKernel wgmma_kernel(int kp) {
-  return kp <= 64 ? FusedKernel{wgmma_fused_pass<64, Tau, Queue>, wgmma_fused_smem<64>()}
-                  : FusedKernel{wgmma_fused_pass<128, Tau, Queue>, wgmma_fused_smem<128>()};
+  return kp <= 64 ? FusedKernel{wgmma_fused_pass<64, Tau>, wgmma_fused_smem<64>()} : FusedKernel{wgmma_fused_pass<128, Tau>, wgmma_fused_smem<128>()};
 }
 
 // tau per slot: the k-th smallest of its `per_slot` keys (every block part's), at most +inf's key.
@@ -382,7 +353,7 @@ __global__ void tau_from_keys(const unsigned* keys, int per_slot, Slots slots, i
 
 }  // namespace
 
-FusedKernel wgmma_fused_kernel(int kp, bool queue) { return queue ? wgmma_kernel<false, true>(kp) : wgmma_kernel<false>(kp); }
+FusedKernel wgmma_fused_kernel(int kp) { return wgmma_kernel<false>(kp); }
 
 void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& slots, int slot_count, int k, int multiprocessors,
                        DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st) {
