@@ -1819,7 +1819,13 @@ TEST(CliTabular, RowNamesCategoriesMissingCellsAndIds) {
   EXPECT_EQ(p.err.find("has no name in the header"), std::string::npos) << p;
   const CliResult plain = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean"});
   EXPECT_NE(plain.err.find("note: column 1 of " + train + " has no name in the header"), std::string::npos) << plain;
+  EXPECT_NE(plain.err.find("; --id 0 carries them to the output"), std::string::npos) << plain;
   EXPECT_EQ(plain.out, "prediction\na\na\n") << plain;
+  // evaluate prints scores, not rows: the same note without --id.
+  const CliResult scores = cli({"evaluate", "--train", train, "-k", "1", "--folds", "2", "--impute", "mean"});
+  ASSERT_EQ(scores.code, 0) << scores;
+  EXPECT_NE(scores.err.find("note: column 1 of " + train + " has no name in the header (row names"), std::string::npos) << scores;
+  EXPECT_EQ(scores.err.find("--id"), std::string::npos) << scores;
   EXPECT_NE(p.err.find("note: 1 cell of " + query + " holds a category the training rows lack"), std::string::npos) << p;
   const std::string json = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean", "--format", "json",
                                 "--id", "0"})

@@ -142,6 +142,18 @@ TEST(KSweepOutput, TrainIsAnotherNameForData) {
   EXPECT_EQ(sweep_ok({"--train", wine, "--k", "1:9"}), sweep_ok({"--data", wine, "--k", "1:9"}));
 }
 
+// Row names (an unnamed leading column) are left out with a note that, in a table of scores,
+// offers no --id: nothing would carry it.
+TEST(KSweepOutput, RowNamesNoteOffersNoId) {
+  std::string text = ",x,label\n";
+  for (int i = 0; i < 12; ++i) text += "r" + std::to_string(i) + "," + std::to_string(i) + (i < 6 ? ",low\n" : ",high\n");
+  const std::string data = write_temp("sweep_row_names.csv", text);
+  const Outcome r = sweep({"--data", data, "--k", "1:3", "--folds", "2"});
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("note: column 1 of " + data + " has no name in the header (row names"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("--id"), std::string::npos) << r;
+}
+
 // k-sweep gives the same note as knn-cli evaluate for a class of one row.
 TEST(KSweepOutput, SingleRowClassGetsANote) {
   std::string text = "x,label\n";

@@ -16,7 +16,8 @@ std::string some(const std::vector<std::string>& texts) {
   return list + (texts.size() > 3 ? ", ..." : "");
 }
 
-std::string unnamed(const Dataset& d) {
+// `rows_out`: the tool's output has rows that --id can label.
+std::string unnamed(const Dataset& d, bool rows_out) {
   std::string cols;
   for (std::size_t c : d.unnamed_columns) cols += (cols.empty() ? "" : ", ") + std::to_string(c + 1);
   const bool one = d.unnamed_columns.size() == 1;
@@ -24,7 +25,7 @@ std::string unnamed(const Dataset& d) {
   // Options take 0-based indices, these notes count from 1: the hint names the option's index.
   return std::string(one ? "column " : "columns ") + cols + " of " + d.source + (one ? " has" : " have") + " no name in the header" +
          (leading ? " (row names, as R's write.csv and pandas write them)" : "") + ": left out of the features" +
-         (one && leading ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
+         (one && leading && rows_out ? "; --id " + std::to_string(d.unnamed_columns.front()) + " carries them to the output" : "");
 }
 
 // A header row whose every named feature column is a number is most likely the first row of a
@@ -88,7 +89,7 @@ void DataNotes::guesses(const Dataset& data) {
 }
 
 void DataNotes::training(const Dataset& data) {
-  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data));
+  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data, rows_out_));
   guesses(data);
   if (data.dropped_rows)
     lines_.push_back("dropped " + std::to_string(data.dropped_rows) + (data.dropped_rows == 1 ? " row" : " rows") + " of " +
@@ -96,7 +97,7 @@ void DataNotes::training(const Dataset& data) {
 }
 
 void DataNotes::query(const Dataset& data, const PrepReport& report) {
-  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data));
+  if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data, rows_out_));
   if (report.unknown_categories)
     lines_.push_back(std::to_string(report.unknown_categories) + (report.unknown_categories == 1 ? " cell" : " cells") + " of " +
                      data.source + (report.unknown_categories == 1 ? " holds" : " hold") + " a category the training rows lack: encoded as all zeros");

@@ -17,6 +17,9 @@ namespace knn::app {
 
 class DataNotes {
  public:
+  /// `rows_out`: the tool's output has a row per query, which --id can label (knn-cli predict,
+  /// neighbors, and fit for them), so that a note on row names may point at --id.
+  explicit DataNotes(bool rows_out = true) : rows_out_(rows_out) {}
   /// The training (or data) file's notes: unnamed columns left out, guesses(), rows dropped.
   void training(const Dataset& data);
   /// What the reading guessed that may be wrong: a header row of numbers (a file without one),
@@ -33,6 +36,7 @@ class DataNotes {
 
  private:
   std::vector<std::string> lines_;
+  bool rows_out_;
 };
 
 /// Whether column c holds row names: no name in the header, nor any column before it (R's

@@ -43,7 +43,7 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
     const Dataset data = load_csv_sharded(st.data_path, st.csv, comm.get());
     check_fillable(data, st.eval.impute, comm);
     if (st.eval.task == Task::classify) app::check_guessed_task(data, st.task_given, st.label_given, comm.get());
-    app::DataNotes notes;
+    app::DataNotes notes(false);  // a table of scores: no rows for --id to label
     notes.training(data);
     notes.single_row_classes(data, st.eval.folds, st.eval.task);
     Dataset test;

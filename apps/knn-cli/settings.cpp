@@ -12,6 +12,8 @@ namespace knn::cli {
 Settings read_settings(const cxxopts::ParseResult& r, const std::string& cmd, std::ostream& err) {
   Settings s;
   s.csv = app::csv_options(r);
+  // evaluate prints scores, not rows: no --id to offer for row names.
+  if (cmd == "evaluate") s.notes = app::DataNotes(false);
   if (cmd == "inspect") {  // no model, no run: only the file's options
     s.format = app::option_text(r, "format");
     if (!s.format.empty() && s.format != "json") throw app::option_error("format", quote(s.format) + " is not json");
