@@ -84,7 +84,7 @@ std::string table_text(const EvalResult& res, const Settings& st, const Dataset&
 
 std::string best_line(const EvalResult& res, const FoldSpec& folds) {
   const SweepRow& b = res.rows[res.best];
-  const std::string spread = folds.kind == FoldSpec::Kind::kfold ? " (std " + app::format_double(b.scores[0].std) + ")" : "";
+  const std::string spread = !folds.pooled() ? " (std " + app::format_double(b.scores[0].std) + ")" : "";
   return "best: k = " + std::to_string(b.k) + ", " + res.score_names[0] + ' ' + app::format_double(b.scores[0].mean) + spread +
          ", weights " + b.weights.to_string() + ", metric " + to_string(b.metric) + '\n';
 }

@@ -13,7 +13,7 @@ namespace knn::sweep {
 std::string table_text(const EvalResult& res, const Settings& st, const Dataset& data);
 
 /// "best: k = ..." for the error stream; the std of the best score only where `folds` give
-/// several scores (leave-one-out and a test file give one, pooled).
+/// several scores (not FoldSpec::pooled()).
 std::string best_line(const EvalResult& res, const FoldSpec& folds);
 
 }  // namespace knn::sweep

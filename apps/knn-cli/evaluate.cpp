@@ -118,9 +118,9 @@ std::string summary_text(const Evaluation& ev) {
     s << "folds     leave-one-out (" << res.folds << " rows, scores pooled)\n";
   else
     s << "test      " << ev.test.source << " (" << ev.test.size() << " rows)\n";
-  // Leave-one-out and a test file give one score, pooled over their rows: no spread over folds to
-  // show, so the std column says so ("-") rather than 0.0000. CSV and JSON keep the number, 0.
-  const bool one_score = eo.folds.kind != FoldSpec::Kind::kfold;
+  // One pooled score has no spread over folds to show: the std column says so ("-") rather than
+  // 0.0000. CSV and JSON keep the number, 0.
+  const bool one_score = eo.folds.pooled();
   s << "\nscore                  mean       std\n";
   for (std::size_t i = 0; i < res.score_names.size(); ++i)
     s << std::left << std::setw(18) << res.score_names[i] << std::right << std::setw(10) << fixed(row.scores[i].mean) << std::setw(10)

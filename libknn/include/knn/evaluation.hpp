@@ -50,6 +50,9 @@ struct FoldSpec {
   std::uint64_t seed = default_fold_seed;
   const Dataset* test = nullptr;  // Kind::test: rows scored against a model fitted on all data
   std::vector<Split> splits;      // Kind::splits: at least one, each with training and test rows
+  /// Leave-one-out and a test file give one score, pooled over the rows held out: its std is 0
+  /// for want of a spread, not because the folds agreed.
+  bool pooled() const { return kind == Kind::loo || kind == Kind::test; }
 };
 
 struct EvalOptions {
