@@ -1208,6 +1208,9 @@ const BadCase kBadCases[] = {
      {"predict", "--train", "@tabular/rnames.csv", "--query", "@tabular/rnames_query.csv", "--impute", "mean", "-k", "3", "--id", "code"},
      {"option --id", "\"code\"", "rnames_query.csv"}},
     {"impute_unknown", predict_with({"--impute", "avg"}), {"--impute", "\"avg\"", "most_frequent"}},
+    {"skip_lines_not_a_count", predict_with({"--skip-lines", "-1"}), {"--skip-lines", "\"-1\""}},
+    {"skip_lines_past_the_end", {"evaluate", "--train", "@tabular/rnames.csv", "--skip-lines", "9"},
+     {"tabular/rnames.csv:", "--skip-lines 9 passes over every line: the file has 7 lines"}},
     {"categorical_unknown_column", predict_with({"--categorical", "nope"}), {"--categorical", "\"nope\"", "columns: \"x\", \"label\""}},
     {"label_misspelt", predict_with({"--label", "lable"}), {"--label", "\"lable\"", "closest: \"label\""}},
     {"numeric_and_categorical_one_column", predict_with({"--numeric", "x", "--categorical", "x"}), {"--numeric", "\"x\"", "--categorical"}},
@@ -1879,6 +1882,32 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   ASSERT_EQ(fixed.code, 0) << fixed;
   EXPECT_EQ(fixed.err.find("note:"), std::string::npos) << fixed;
   EXPECT_NE(fixed.out.find("(20 rows, 3 features, 2 classes)"), std::string::npos) << fixed;
+  // The title line: the note names --skip-lines, which reads the file as if it had none.
+  EXPECT_NE(r.err.find("; if a title line stands above the header, --skip-lines 1 passes over it"), std::string::npos) << r;
+  const CliResult skipped = cli({"evaluate", "--train", t, "-k", "3", "--skip-lines", "1"});
+  ASSERT_EQ(skipped.code, 0) << skipped;
+  EXPECT_EQ(skipped.err.find("note:"), std::string::npos) << skipped;
+  const std::string untitled = write_temp("untitled.csv", titled.substr(titled.find('\n') + 1));
+  std::string plain_out = cli({"evaluate", "--train", untitled, "-k", "3"}).out;
+  plain_out.replace(plain_out.find(untitled), untitled.size(), t);  // the summary names the file
+  EXPECT_EQ(skipped.out, plain_out) << skipped;
+  // A query file with the title, read against a model of the file without: the error says what
+  // may be wrong; with --skip-lines beside --model the query file reads.
+  const std::string model = (knn::test::temp_dir() / "untitled.knn").string();
+  ASSERT_EQ(cli({"fit", "--train", untitled, "-k", "3", "-o", model}).code, 0);
+  const CliResult titled_query = cli({"predict", "--model", model, "--query", t});
+  EXPECT_EQ(titled_query.code, 2) << titled_query;
+  EXPECT_NE(titled_query.err.find(t + ":1: no column \"x\""), std::string::npos) << titled_query;
+  EXPECT_NE(titled_query.err.find("its header row holds numbers only: a title line above the header? (--skip-lines"), std::string::npos)
+      << titled_query;
+  const CliResult query_skipped = cli({"predict", "--model", model, "--query", t, "--skip-lines", "1"});
+  ASSERT_EQ(query_skipped.code, 0) << query_skipped;
+  EXPECT_EQ(query_skipped.out, cli({"predict", "--model", model, "--query", untitled}).out);
+  // Messages about the header name its line of the file.
+  EXPECT_NE(cli({"evaluate", "--train", t, "--skip-lines", "1", "--label", "nope"}).err.find("--label"), std::string::npos);
+  const std::string twice = write_temp("title_then_twice.csv", "title\nx,x,label\n1,2,a\n3,4,b\n");
+  EXPECT_NE(cli({"evaluate", "--train", twice, "--skip-lines", "1", "--label", "x"}).err.find(twice + ":2: column name \"x\""),
+            std::string::npos);
 
   // No such notes for a file with names, for categories given as such, or for a column of
   // texts with a few numbers in it.

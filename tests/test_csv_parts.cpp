@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -141,6 +142,69 @@ TEST(CsvParts, EveryCutGivesTheRowsOfOneReader) {
                   std::string(s.name) + ", seven cuts from " + std::to_string(p));
     }
   }
+}
+
+// An error's place ("path:line:column: ...") with the path left out and the line moved by `by`.
+std::string moved_error(const std::string& error, const std::string& path, long by) {
+  if (error.empty() || error.compare(0, path.size() + 1, path + ":") != 0) return error;
+  const std::size_t at = path.size() + 1, end = error.find(':', at);
+  if (at == error.size() || !std::isdigit(static_cast<unsigned char>(error[at]))) return error.substr(at);  // no line
+  const long line = std::stol(error.substr(at, end - at));
+  return std::to_string(line == 0 ? 0 : line + by) + error.substr(end);
+}
+
+// Lines skipped above the header (CsvOptions::skip_lines): every shape reads as it does without
+// them, on every cut, the line numbers of rows and errors the file's; a quote or a NUL byte in
+// the skipped lines changes nothing; a shard's rows are its part of the whole.
+TEST(CsvParts, SkippedLinesLeaveTheRowsAndNumberTheLinesOfTheFile) {
+  const std::string titles[] = {"Data set 7, 2024,,\n# measured by hand\n", "\"A title, quoted\"\n\"and its second line\"\n",
+                                std::string("binary\0title\n\n", 14)};
+  for (const Shape& s : shapes())
+    for (const std::string& title : titles) {
+      const std::string what = std::string(s.name) + " under " + knn::quote(title);
+      const std::string plain = write_temp(std::string("skip/") + s.name + ".csv", s.text);
+      const std::string titled = write_temp(std::string("skip/") + s.name + "_titled.csv", title + s.text);
+      knn::CsvOptions o = s.options;
+      o.skip_lines = 2;
+      Loaded want = load_with(plain, s.options, one_reader());
+      for (auto& line : want.data.lines) line += 2;
+      want.error = moved_error(want.error, plain, 2);
+      for (std::size_t p = 0; p <= s.text.size(); p += 3) {
+        Loaded got = load_with(titled, o, cut_at({p, p + 2, p + 7}));
+        got.error = moved_error(got.error, titled, 0);
+        expect_same(got, want, what + ", cuts from " + std::to_string(p));
+      }
+      // Each of two shards reads what it reads of the file without the lines (a quote in them
+      // sends the file down the quoted path, which shares rows out in another way).
+      for (std::size_t shard = 0; shard < 2 && title.find('"') == std::string::npos; ++shard) {
+        knn::CsvOptions part = s.options;
+        part.shard = shard;
+        part.shards = 2;
+        Loaded shard_want = load_with(plain, part, one_reader());
+        for (auto& line : shard_want.data.lines) line += 2;
+        shard_want.error = moved_error(shard_want.error, plain, 2);
+        part.skip_lines = 2;
+        Loaded got = load_with(titled, part, one_reader());
+        got.error = moved_error(got.error, titled, 0);
+        expect_same(got, shard_want, what + ", shard " + std::to_string(shard));
+        EXPECT_EQ(got.data.row_offset, shard_want.data.row_offset) << what;
+      }
+    }
+  // A NUL byte after the skipped lines is still refused, at its line of the file.
+  const char nul_text[] = "title\na,label\n1,x\n2\0,y\n";
+  const std::string nul = write_temp("skip/nul.csv", std::string(nul_text, sizeof nul_text - 1));
+  knn::CsvOptions o;
+  o.skip_lines = 1;
+  EXPECT_NE(load_with(nul, o, one_reader()).error.find("nul.csv:4:1: NUL byte"), std::string::npos) << load_with(nul, o, one_reader()).error;
+  // More lines skipped than the file has: one error that says so.
+  const std::string short_file = write_temp("skip/short.csv", "title\na,label\n1,x");
+  o.skip_lines = 3;
+  EXPECT_EQ(load_with(short_file, o, one_reader()).error,
+            short_file + ": skip_lines 3 passes over every line: the file has 3 lines (give the count of lines above the header, or "
+                         "above the data rows with --no-header)");
+  o.skip_lines = 2;  // and no header: line 3 is the one data row
+  o.header = false;
+  EXPECT_EQ(load_with(short_file, o, one_reader()).data.size(), 1u);
 }
 
 TEST(CsvParts, FirstErrorInFileOrderWhateverThePartsFind) {

@@ -32,6 +32,7 @@ void add_csv_options(cxxopts::Options& o, const char* second_file, const char* i
     ("na-values", "comma-separated cells that mean a missing value (an empty item: the empty cell)", cxxopts::value<std::string>()->default_value(",NA,N/A,NaN,nan,?,null,NULL"), "LIST")
     ("drop-missing", "drop training rows with a missing label, and, unless --impute fills them, rows with a missing feature (row numbers in outputs stay the file's)")
     ("no-header", "the files have no header row: columns are named by their 0-based index")
+    ("skip-lines", "lines passed over at the top of each CSV file, above its header (a title, comments); messages keep the file's line numbers", cxxopts::value<std::string>()->default_value("0"), "N")
     ("delimiter", "field separator (\\t or tab for a tab)", cxxopts::value<std::string>()->default_value(","), "CHAR");
   // clang-format on
 }
@@ -39,6 +40,7 @@ void add_csv_options(cxxopts::Options& o, const char* second_file, const char* i
 CsvOptions csv_options(const cxxopts::ParseResult& r) {
   CsvOptions csv;
   csv.header = r.count("no-header") == 0;
+  csv.skip_lines = parse_count("skip-lines", option_text(r, "skip-lines"), 0);
   csv.delimiter = parse_delimiter(option_text(r, "delimiter"));
   csv.label = option_text(r, "label");
   // An empty value (an unset shell variable, say) must not quietly mean the default last column.

@@ -1,5 +1,5 @@
 #pragma once
-// The options that say how to read the CSV files: --label, --ignore, --no-header, --delimiter.
+// The options that say how to read the CSV files: --label, --ignore, --no-header, --skip-lines, --delimiter.
 #include <cxxopts.hpp>
 
 #include "knn/dataset.hpp"

@@ -46,7 +46,8 @@ void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
   for (std::size_t i = 0; positions && i < names.size(); ++i) positions = names[i] == std::to_string(first + i);
   if (positions) return;
   lines.push_back("the header row of " + d.source + " names its feature columns with numbers (" + some(names) +
-                  "): if the file has no header row, give --no-header, so that its first row is read as data");
+                  "): if the file has no header row, give --no-header, so that its first row is read as data; if a title "
+                  "line stands above the header, --skip-lines " + std::to_string(d.options.skip_lines + 1) + " passes over it");
 }
 
 // A column read as categories for a few texts among many numbers: most likely numbers with a

@@ -13,7 +13,7 @@ std::string option_name(std::string_view parameter) {
   // The library's parameters whose option is spelled otherwise; the rest share their names.
   static const std::pair<std::string_view, std::string_view> renamed[] = {
       {"scaling", "scale"}, {"device_memory_budget", "gpu-memory"}, {"ks", "k"}, {"path", "train"},
-      {"na_values", "na-values"}, {"drop_missing", "drop-missing"}};
+      {"na_values", "na-values"}, {"drop_missing", "drop-missing"}, {"skip_lines", "skip-lines"}};
   for (const auto& [from, to] : renamed)
     if (parameter == from) return "--" + std::string(to);
   return "--" + std::string(parameter);

@@ -17,6 +17,10 @@ namespace knn {
 const std::vector<std::string>& default_na_values();
 
 struct CsvOptions {
+  /// Lines passed over at the top of the file, before the header (a title, comments); line
+  /// numbers in messages stay the file's. A property of the file read, not of the data: model
+  /// files do not keep it.
+  std::size_t skip_lines = 0;
   bool header = true;
   char delimiter = ',';
   /// Label column by name or 0-based index, negative from the end. Empty: the last column.
@@ -90,6 +94,11 @@ struct Dataset {
   std::size_t size() const { return features.rows; }
   /// Rows of the whole file: size(), or over all ranks when sharded.
   std::size_t all_rows() const { return total_rows ? total_rows : features.rows; }
+  /// The file's line of its first record: the header row, or without one the first data row
+  /// (after the lines CsvOptions::skip_lines passes over). Messages about the header name it.
+  std::size_t first_line() const { return options.skip_lines + 1; }
+  /// The header row's line, 0 when the file has none.
+  std::size_t header_line() const { return options.header ? first_line() : 0; }
   std::size_t dims() const { return features.cols; }
   bool has_labels() const { return label_column != npos; }
   bool has_ids() const { return id_column != npos; }

@@ -80,12 +80,12 @@ std::string columns_hint(const std::string& spec, const std::vector<std::string>
   return out + ")";
 }
 
-std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
                                        const std::string& parameter, const std::string& file) {
-  if (header) {
+  if (header_line) {
     const auto count = static_cast<std::size_t>(std::count(names.begin(), names.end(), spec));
     if (count > 1)
-      throw Error::at(file, 1, 0, "column name " + quote(spec) + " given to " + param(parameter) + " appears " +
+      throw Error::at(file, header_line, 0, "column name " + quote(spec) + " given to " + param(parameter) + " appears " +
                                       std::to_string(count) + " times in the header");
     if (const auto found = match_name(spec, names)) return found;
   }
@@ -100,9 +100,9 @@ std::optional<std::size_t> find_column(const std::string& spec, const std::vecto
   return static_cast<std::size_t>(idx);
 }
 
-std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
                            const std::string& parameter, const std::string& file) {
-  if (const auto found = find_column(spec, names, header, parameter, file)) return *found;
+  if (const auto found = find_column(spec, names, header_line, parameter, file)) return *found;
   const char* b = spec.c_str();
   char* e = nullptr;
   errno = 0;

@@ -13,12 +13,14 @@
 namespace knn::detail {
 
 /// The file column `spec` names, or nothing where it names none (a name the file lacks, or an
-/// index out of range). Throws where a name appears more than once in the header.
-std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+/// index out of range). `header_line`: the header row's line of the file (Dataset::header_line),
+/// 0 when it has none, so that only indices name columns. Throws where a name appears more than
+/// once in the header.
+std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
                                        const std::string& parameter, const std::string& file);
 
 /// find_column, or knn::Error::parameter(parameter, ...) naming the file's columns and the closest.
-std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, bool header,
+std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
                            const std::string& parameter, const std::string& file);
 
 /// Where `name` is among `names`: the one exact match, else the one match without regard to case.

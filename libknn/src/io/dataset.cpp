@@ -46,12 +46,27 @@ std::vector<std::string> default_names(std::size_t n) {
 }
 
 // Reads the first record: the header, or (without one) the first data row.
-std::vector<std::string> first_record(const std::string& name, std::string_view content, const CsvOptions& o) {
-  CsvReader reader(name, content.data(), content.data() + content.size(), o.delimiter);
+std::vector<std::string> first_record(const std::string& name, const Source& source, const CsvOptions& o) {
+  CsvReader reader(name, source.data(), source.data() + source.size(), o.delimiter, source.lines_before(0));
   if (!reader.next()) throw Error::at(reader.name(), 0, 0, o.header ? "empty file (no header row)" : "no data rows");
   std::vector<std::string> names;
   for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
   return o.header ? names : default_names(names.size());
+}
+
+// Where a query file lacks a training column by name: a header row of numbers and empty names
+// only (the title line of a file such as scikit-learn's copy of the Boston housing data) was
+// most likely a title read as the header.
+std::string title_hint(const Dataset& d) {
+  bool numbers = false;
+  for (const auto& name : d.column_names) {
+    if (name.empty()) continue;
+    if (!cell_is_number(name)) return "";
+    numbers = true;
+  }
+  return numbers ? "; its header row holds numbers only: a title line above the header? (" + param("skip_lines") +
+                       " passes over lines at the top of each file read)"
+                 : "";
 }
 
 void clear_rows(Dataset& d) {
@@ -77,7 +92,7 @@ std::set<std::size_t> named_features(const std::vector<std::string>& specs, cons
                                      const Dataset& data, const std::vector<long>& role, const CsvOptions& o) {
   std::set<std::size_t> out;
   for (const auto& spec : specs) {
-    const std::size_t c = resolve_column(spec, data.column_names, o.header, parameter, data.source);
+    const std::size_t c = resolve_column(spec, data.column_names, data.header_line(), parameter, data.source);
     if (role[c] < 0)
       throw Error::parameter(parameter, quote(spec) + " is " + taken_as(role[c]) + " of " + data.source);
     out.insert(static_cast<std::size_t>(role[c]));
@@ -90,22 +105,22 @@ std::set<std::size_t> named_features(const std::vector<std::string>& specs, cons
 // Every part of loading a training file but the checks that need all of its rows; `text`: per
 // feature, read as categories whatever the cells hold (a shard told by the other ranks).
 Dataset load_training(const std::string& path, const CsvOptions& o, const std::vector<char>* text, RowsFound* found_out) {
-  const Source source(path);
+  Source source(path);
+  source.skip_lines(o.skip_lines);
   refuse_nul_bytes(source, o.delimiter);
-  const std::string_view content = source.text();
   Dataset data;
   data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
-  data.column_names = first_record(data.source, content, o);
+  data.column_names = first_record(data.source, source, o);
   const std::size_t ncols = data.column_names.size();
   std::vector<long> role(ncols, 0);
   if (o.header)
     for (std::size_t c = 0; c < ncols; ++c)
       if (data.column_names[c].empty()) role[c] = kIgnore;
-  data.label_column = o.label.empty() ? ncols - 1 : resolve_column(o.label, data.column_names, o.header, "label", data.source);
+  data.label_column = o.label.empty() ? ncols - 1 : resolve_column(o.label, data.column_names, data.header_line(), "label", data.source);
   role[data.label_column] = kLabel;
   if (!o.id.empty()) {
-    if (const auto c = find_column(o.id, data.column_names, o.header, "id", data.source)) {
+    if (const auto c = find_column(o.id, data.column_names, data.header_line(), "id", data.source)) {
       if (*c == data.label_column) throw Error::parameter("id", quote(o.id) + " is the label column of " + data.source);
       role[*c] = kId;
       data.id_column = *c;
@@ -113,13 +128,13 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
     }
   }
   for (const auto& spec : o.ignore) {
-    const auto c = find_column(spec, data.column_names, o.header, "ignore", data.source);
+    const auto c = find_column(spec, data.column_names, data.header_line(), "ignore", data.source);
     if (!c) {
       if (o.query_file_follows) {
         data.ignore_elsewhere.push_back(spec);
         continue;
       }
-      resolve_column(spec, data.column_names, o.header, "ignore", data.source);  // throws, naming the columns
+      resolve_column(spec, data.column_names, data.header_line(), "ignore", data.source);  // throws, naming the columns
     }
     if (*c == data.label_column) throw Error::parameter("ignore", quote(spec) + " is the label column of " + data.source);
     if (role[*c] == kId) throw Error::parameter("ignore", quote(spec) + " is the identifier column of " + data.source);
@@ -133,7 +148,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
     data.feature_names.push_back(data.column_names[c]);
   }
   if (data.feature_columns.empty())
-    throw Error::at(data.source, 1, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
+    throw Error::at(data.source, data.first_line(), 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
                                            std::string(ncols > 1 ? " and columns left out" : "") + ")");
   data.label_name = data.column_names[data.label_column];
   const std::size_t d = data.feature_columns.size();
@@ -180,7 +195,7 @@ void check_identifiers(const Dataset& data, const CsvOptions& o, const std::vect
     if (data.feature_types[f] != ColumnType::categorical) continue;
     const std::size_t c = data.feature_columns[f];
     const bool forced = std::any_of(o.categorical.begin(), o.categorical.end(), [&](const std::string& spec) {
-      return find_column(spec, data.column_names, o.header, "categorical", data.source) == c;
+      return find_column(spec, data.column_names, data.header_line(), "categorical", data.source) == c;
     });
     if (forced) continue;
     long long present = 0, distinct = 0, most = 0;
@@ -196,7 +211,7 @@ void check_identifiers(const Dataset& data, const CsvOptions& o, const std::vect
     list += (list.empty() ? "" : ",") + data.column_names[c];
   }
   const bool one = found.size() == 1;
-  throw Error::at(data.source, 1, found.front() + 1,
+  throw Error::at(data.source, data.first_line(), found.front() + 1,
                   std::string(one ? "column " : "columns ") + names + (one ? " looks like an identifier: its " : " look like identifiers: the first one's ") +
                       std::to_string(distinct_first) + " values are all different; leave " + (one ? "it" : "them") + " out with " +
                       param("ignore") + " " + quote(list) + " (or keep " + (one ? "it" : "them") + " as categories with " +
@@ -282,13 +297,13 @@ Dataset load_csv_sharded(const std::string& path, const CsvOptions& o, const Com
 
 Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {
   using namespace detail;
-  const Source source(path);
+  Source source(path);
+  source.skip_lines(o.skip_lines);
   refuse_nul_bytes(source, o.delimiter);
-  const std::string_view content = source.text();
   Dataset data;
   data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
-  data.column_names = first_record(data.source, content, o);
+  data.column_names = first_record(data.source, source, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
   // An identifier column that the training file holds as a feature or as the label cannot be an
   // identifier of the query rows: the model searches by it (an identifier of the training file
@@ -296,7 +311,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   const auto read_as_data = [&](std::size_t c) {
     return c == train.label_column || std::find(train.feature_columns.begin(), train.feature_columns.end(), c) != train.feature_columns.end();
   };
-  if (const auto c = o.id.empty() || train.has_ids() ? std::nullopt : find_column(o.id, train.column_names, o.header, "id", train.source);
+  if (const auto c = o.id.empty() || train.has_ids() ? std::nullopt : find_column(o.id, train.column_names, train.header_line(), "id", train.source);
       c && read_as_data(*c))
     throw Error::parameter("id", quote(o.id) + " names a column of " + train.source + ", which was read without " + param("id") +
                                      " (an identifier column of the training file is given when the model is fitted)");
@@ -310,20 +325,20 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
     std::map<std::string, std::size_t> train_pos;
     for (std::size_t f = 0; f < d; ++f)
       if (!train_pos.emplace(train.feature_names[f], f).second)
-        throw Error::at(train.source, 1, train.feature_columns[f] + 1,
+        throw Error::at(train.source, train.first_line(), train.feature_columns[f] + 1,
                         "column name " + quote(train.feature_names[f]) + " appears twice, so the columns of " +
                             data.source + " cannot be matched to it by name");
     // A column that is read must not have its name twice: the second is named.
     const NameIndex query_names(data.column_names), train_names(train.column_names);
     const auto once = [&](std::size_t c) {
       if (const auto other = query_names.next_same(c))
-        throw Error::at(data.source, 1, *other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+        throw Error::at(data.source, data.first_line(), *other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
     };
     for (std::size_t f = 0; f < d; ++f) {
       const auto c = query_names.match(train.feature_names[f]);
       if (!c)
-        throw Error::at(data.source, 1, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
-                                               columns_hint(train.feature_names[f], data.column_names));
+        throw Error::at(data.source, data.first_line(), 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
+                                               columns_hint(train.feature_names[f], data.column_names) + title_hint(data));
       once(*c);
       role[*c] = static_cast<long>(f);
       data.feature_columns[f] = *c;
@@ -335,16 +350,16 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
         data.label_column = *c;
       }
     if (!o.id.empty())
-      if (const auto c = find_column(o.id, data.column_names, true, "id", data.source); c && role[*c] == kIgnore) {
+      if (const auto c = find_column(o.id, data.column_names, data.header_line(), "id", data.source); c && role[*c] == kIgnore) {
         role[*c] = kId;
         data.id_column = *c;
         data.id_name = data.column_names[*c];
       }
     std::vector<char> named(ncols, 0);
     for (const auto& spec : o.ignore)
-      if (const auto c = find_column(spec, data.column_names, true, "ignore", data.source)) named[*c] = 1;
+      if (const auto c = find_column(spec, data.column_names, data.header_line(), "ignore", data.source)) named[*c] = 1;
     for (const auto& spec : train.ignore_elsewhere)
-      if (!find_column(spec, data.column_names, true, "ignore", data.source))
+      if (!find_column(spec, data.column_names, data.header_line(), "ignore", data.source))
         throw Error::parameter("ignore", "no column named " + quote(spec) + " in " + train.source + " or " + data.source +
                                              columns_hint(spec, data.column_names));
     for (std::size_t c = 0; c < ncols; ++c) {
@@ -355,7 +370,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
         continue;
       }
       if (!train_names.match(name))
-        throw Error::at(data.source, 1, c + 1,
+        throw Error::at(data.source, data.first_line(), c + 1,
                         "column " + quote(name) + " is not a column of " + train.source + " (leave it out with " +
                             param("ignore") + ", or carry it to the output with " + param("id") + ")");
     }
@@ -379,7 +394,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
       data.id_name = train.id_name;
     }
   } else {
-    throw Error::at(data.source, 1, 0, "has " + std::to_string(ncols) + " columns; expected " + std::to_string(d) +
+    throw Error::at(data.source, data.first_line(), 0, "has " + std::to_string(ncols) + " columns; expected " + std::to_string(d) +
                                            " (the features of " + train.source + ") or " +
                                            std::to_string(train.column_names.size()) + " (all of its columns)");
   }

@@ -208,7 +208,31 @@ void Source::index() {
   block_quote_.clear();
 }
 
+void Source::skip_lines(std::size_t lines) {
+  const char* const end = data_ + size_;
+  const char* at = data_ + begin_;
+  for (std::size_t i = 0; i < lines; ++i) {
+    const void* nl = std::memchr(at, '\n', static_cast<std::size_t>(end - at));
+    if (!nl) {
+      const std::size_t has = lines_before(size()) + (size() && data()[size() - 1] != '\n' ? 1 : 0);
+      throw Error::at(name_, 0, 0,
+                      param("skip_lines") + " " + std::to_string(lines) + " passes over every line: the file has " + std::to_string(has) +
+                          (has == 1 ? " line" : " lines") + " (give the count of lines above the header, or above the data rows with --no-header)");
+    }
+    at = static_cast<const char*>(nl) + 1;
+  }
+  const std::size_t nul = first_nul_ == npos ? npos : first_nul_ + begin_;  // in the whole text
+  begin_ = static_cast<std::size_t>(at - data_);
+  if (nul == npos || nul >= begin_) {
+    first_nul_ = nul == npos ? npos : nul - begin_;
+  } else {  // the first NUL was in a skipped line: the next one, if any
+    const void* next = std::memchr(data(), '\0', size());
+    first_nul_ = next ? static_cast<std::size_t>(static_cast<const char*>(next) - data()) : npos;
+  }
+}
+
 std::size_t Source::lines_before(std::size_t offset) const {
+  offset += begin_;
   const std::size_t k = offset / kBlock;
   const char* block = data_ + k * kBlock;
   return block_lines_[k] + static_cast<std::size_t>(std::count(block, data_ + offset, '\n'));

@@ -24,16 +24,23 @@ class Source {
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
-  const char* data() const { return data_; }
-  std::size_t size() const { return size_; }
-  std::string_view text() const { return {data_, size_}; }
+  /// The text the readers see: after the lines skip_lines() passed over.
+  const char* data() const { return data_ + begin_; }
+  std::size_t size() const { return size_ - begin_; }
+  std::string_view text() const { return {data(), size()}; }
   const std::string& name() const { return name_; }
 
+  /// Passes over the first `lines` lines (a title, comments above the header): the readers start
+  /// after them, and line numbers stay the file's. Throws knn::Error when the file has fewer.
+  void skip_lines(std::size_t lines);
+
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
-  /// Offset of the first NUL byte, npos when there is none.
+  /// Offset of the first NUL byte of text(), npos when there is none.
   std::size_t first_nul() const { return first_nul_; }
+  /// Whether the file holds a quote (in the lines skipped too: a quote there only costs speed).
   bool has_quote() const { return has_quote_; }
-  /// Line ends ('\n') among the first `offset` bytes.
+  /// Line ends ('\n') before byte `offset` of text(), the skipped lines' included: a line number
+  /// of the file.
   std::size_t lines_before(std::size_t offset) const;
 
  private:
@@ -51,6 +58,7 @@ class Source {
   std::string owned_;
   const char* data_ = "";
   std::size_t size_ = 0;
+  std::size_t begin_ = 0;  // where text() begins: past the skipped lines
   // Per block of the text: its line ends (then, once summed, the line ends before it), its first
   // NUL byte, whether it holds a quote.
   std::vector<std::size_t> block_lines_;
