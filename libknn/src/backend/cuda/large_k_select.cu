@@ -42,48 +42,80 @@ __global__ void tau_from_kth(const float* kth, std::int64_t qt, unsigned* tau) {
 }
 
 constexpr int kScanThreads = 256;
+// Rows a thread tests a step: loads in flight, and for write_candidates one block scan per
+// kScanThreads x kScanItems rows instead of one per kScanThreads.
+constexpr int kScanItems = 8;
+constexpr std::int64_t kScanStep = std::int64_t{kScanThreads} * kScanItems;
 
-__global__ void count_candidates(Bounds b, const unsigned* tau, std::int64_t* count) {
+// Whether training row j (< the row count) is a candidate of query row r: not masked, and its
+// lower bound at or below tau. F32L2: l2's float bound from the float norms (Bounds::Row::l2_bound,
+// as the small-k candidate pass takes it), which reads half the bytes of the double form's
+// norms; any true lower bound keeps the k nearest and their ties among the candidates.
+template <bool F32L2>
+__device__ __forceinline__ bool is_candidate(const Bounds::Row& r, std::int64_t j, unsigned tau) {
+  if (r.masked(j)) return false;
+  float l;
+  if constexpr (F32L2) {
+    l = r.l2_bound<false>(r.s[j], r.tn_dn[j]);
+  } else {
+    float u;
+    r.at(r.s[j], r.metric == Metric::l1 ? 0.0 : r.tn[j], u, l);
+  }
+  return ordered_key(l) <= tau;
+}
+
+// Each query's count of candidates, a block a query: kScanItems rows a thread a step, a warp's
+// loads side by side.
+template <bool F32L2>
+__global__ void __launch_bounds__(kScanThreads) count_candidates(Bounds b, const unsigned* tau, std::int64_t* count) {
   __shared__ unsigned long long total;
   if (threadIdx.x == 0) total = 0;
   __syncthreads();
   const int row = blockIdx.x;
+  const Bounds::Row r = b.row_of(row);
   const unsigned t = tau[row];
   unsigned long long c = 0;
-  for (std::int64_t j = threadIdx.x; j < b.n; j += blockDim.x) {
-    float u, l;
-    b(row, j, u, l);
-    c += ordered_key(l) <= t;
+  for (std::int64_t j0 = 0; j0 < b.n; j0 += kScanStep) {
+#pragma unroll
+    for (int i = 0; i < kScanItems; ++i) {
+      const std::int64_t j = j0 + i * kScanThreads + threadIdx.x;
+      if (j < b.n) c += is_candidate<F32L2>(r, j, t);
+    }
   }
   atomicAdd(&total, c);
   __syncthreads();
   if (threadIdx.x == 0) count[row] = static_cast<std::int64_t>(total);
 }
 
-__global__ void write_candidates(Bounds b, const unsigned* tau, const std::int64_t* offset, std::int64_t* cand_index,
-                                 int* cand_query) {
-  using Scan = knn::prim::BlockScan<std::int64_t, kScanThreads>;
+// Each query's candidates from offset[row] on, in the order of their rows (the stable sort after
+// them keeps it among equal distances): a thread takes kScanItems consecutive rows a step, and
+// one block scan of the threads' counts places them. F32L2 as count_candidates' launch.
+template <bool F32L2>
+__global__ void __launch_bounds__(kScanThreads) write_candidates(Bounds b, const unsigned* tau, const std::int64_t* offset,
+                                                                 std::int64_t* cand_index, int* cand_query) {
+  using Scan = knn::prim::BlockScan<int, kScanThreads>;
   __shared__ typename Scan::TempStorage temp;
   const int row = blockIdx.x;
+  const Bounds::Row r = b.row_of(row);
   const unsigned t = tau[row];
   std::int64_t base = offset[row];
-  for (std::int64_t j0 = 0; j0 < b.n; j0 += kScanThreads) {
-    const std::int64_t j = j0 + threadIdx.x;
-    std::int64_t flag[1] = {0};
-    if (j < b.n) {
-      float u, l;
-      b(row, j, u, l);
-      flag[0] = ordered_key(l) <= t ? 1 : 0;
-    }
-    std::int64_t pos[1];
-    std::int64_t total;
-    Scan(temp).exclusive_scan(flag, pos, std::int64_t{0}, knn::prim::Sum{}, total);
-    if (flag[0]) {
-      cand_index[base + pos[0]] = j;
-      cand_query[base + pos[0]] = row;
+  for (std::int64_t j0 = 0; j0 < b.n; j0 += kScanStep) {
+    const std::int64_t first = j0 + static_cast<std::int64_t>(threadIdx.x) * kScanItems;
+    unsigned flags = 0;
+#pragma unroll
+    for (int i = 0; i < kScanItems; ++i)
+      if (first + i < b.n && is_candidate<F32L2>(r, first + i, t)) flags |= 1u << i;
+    int found[1] = {__popc(flags)}, pos[1];
+    int total;
+    Scan(temp).exclusive_scan(found, pos, 0, knn::prim::Sum{}, total);
+    for (std::int64_t at = base + pos[0]; flags; ++at) {
+      const int i = __ffs(flags) - 1;
+      flags &= flags - 1;
+      cand_index[at] = first + i;
+      cand_query[at] = row;
     }
     base += total;
-    __syncthreads();
+    __syncthreads();  // the scan's storage, before the next step's
   }
 }
 
@@ -123,29 +155,37 @@ void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const f
   tau_from_kth<<<blocks_for(qt, 256), 256, 0, st>>>(w.kth.get(), qt, w.tau.get());
   KNN_LAUNCHED(tau_from_kth);
   timer.mark(st, "tau");
-  count_candidates<<<static_cast<unsigned>(qt), 256, 0, st>>>(bounds, w.tau.get(), w.count.get());
+  // count_candidates and write_candidates must take the same bounds: the offsets of one place the
+  // finds of the other.
+  const bool f32l2 = bounds.metric == Metric::l2;
+  if (f32l2) count_candidates<true><<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.count.get());
+  else count_candidates<false><<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.count.get());
   KNN_LAUNCHED(count_candidates);
   KNN_CUDA(cudaMemsetAsync(w.count.get() + qt, 0, sizeof(std::int64_t), st));
   std::size_t temp_bytes = 0;
   check_prim(knn::prim::exclusive_sum(nullptr, temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
   ctx.temp.resize(temp_bytes);
   check_prim(knn::prim::exclusive_sum(ctx.temp.get(), temp_bytes, w.count.get(), w.offset.get(), qt + 1, st));
+  timer.mark(st, "count");
   offsets.resize(static_cast<std::size_t>(qt) + 1);
   KNN_CUDA(cudaMemcpyAsync(offsets.data(), w.offset.get(), offsets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost, st));
   KNN_CUDA(cudaStreamSynchronize(st));
   const std::int64_t total = offsets.back();
+  if (timer.on()) std::fprintf(stderr, "gpu stages: %lld candidates for %lld queries\n", static_cast<long long>(total), static_cast<long long>(qt));
   w.cand.resize(static_cast<std::size_t>(total));
   w.cand_query.resize(static_cast<std::size_t>(total));
   w.dist.resize(static_cast<std::size_t>(total));
-  write_candidates<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(),
-                                                                          w.cand_query.get());
+  const auto write = f32l2 ? write_candidates<true> : write_candidates<false>;
+  write<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(), w.cand_query.get());
   KNN_LAUNCHED(write_candidates);
+  timer.mark(st, "candidates");
   // (4) exact distances, sorted per query.
   with_rows_kind(metric, d, q, train, [&](auto m, auto vec) {
     exact_distances<decltype(m)::value, decltype(vec)::value><<<blocks_for(total, kDistanceThreads), kDistanceThreads, 0, st>>>(
         q, train, d, w.cand.get(), w.cand_query.get(), total, w.dist.get());
   });
   KNN_LAUNCHED(exact_distances);
+  timer.mark(st, "distances");
   // Each query's candidates sorted by (distance, index), the first k taken: into the caller's
   // device lists, or into the workspace on their way to the host.
   double* to_dist = lists ? lists->dist + q0 * k : nullptr;
