@@ -1903,11 +1903,16 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   const CliResult query_skipped = cli({"predict", "--model", model, "--query", t, "--skip-lines", "1"});
   ASSERT_EQ(query_skipped.code, 0) << query_skipped;
   EXPECT_EQ(query_skipped.out, cli({"predict", "--model", model, "--query", untitled}).out);
-  // Messages about the header name its line of the file.
-  EXPECT_NE(cli({"evaluate", "--train", t, "--skip-lines", "1", "--label", "nope"}).err.find("--label"), std::string::npos);
-  const std::string twice = write_temp("title_then_twice.csv", "title\nx,x,label\n1,2,a\n3,4,b\n");
-  EXPECT_NE(cli({"evaluate", "--train", twice, "--skip-lines", "1", "--label", "x"}).err.find(twice + ":2: column name \"x\""),
+  // Messages about the header name its line of the file, blank lines after the title counted.
+  const std::string twice = write_temp("title_then_twice.csv", "title\n\nx,x,label\n1,2,a\n3,4,b\n");
+  EXPECT_NE(cli({"evaluate", "--train", twice, "--skip-lines", "1", "--label", "x"}).err.find(twice + ":3: column name \"x\""),
             std::string::npos);
+  // A count that passes over this file's header: the note says the count is every file's.
+  const CliResult too_many = cli({"evaluate", "--train", untitled, "-k", "3", "--skip-lines", "1"});
+  EXPECT_NE(too_many.err.find("--skip-lines 1 passes over the first line of every file the command reads: check that this file has "
+                              "that many above its header"),
+            std::string::npos)
+      << too_many;
 
   // No such notes for a file with names, for categories given as such, or for a column of
   // texts with a few numbers in it.

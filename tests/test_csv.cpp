@@ -154,6 +154,12 @@ TEST(Csv, GzipIsReadAndOtherFormatsAreRefusedWithAHint) {
     EXPECT_EQ(gz.labels, plain.labels) << members;
     EXPECT_EQ(gz.lines, plain.lines) << members;
   }
+  // A title above the header is skipped in the text a gzip file holds.
+  knn::CsvOptions skip;
+  skip.skip_lines = 1;
+  const auto titled = knn::load_csv(write_gzip("titled.csv.gz", "A title\n" + text), skip);
+  EXPECT_EQ(titled.features.values, plain.features.values);
+  EXPECT_EQ(titled.labels, plain.labels);
   // Line numbers are the text's.
   const std::string bad = write_gzip("bad_cell.csv.gz", "a,l\n1,x\n2,y\n1e99,z\n");
   try {

@@ -201,9 +201,22 @@ TEST(CsvParts, SkippedLinesLeaveTheRowsAndNumberTheLinesOfTheFile) {
   o.skip_lines = 3;
   EXPECT_EQ(load_with(short_file, o, one_reader()).error,
             short_file + ": skip_lines 3 passes over every line: the file has 3 lines (give the count of lines above the header, or "
-                         "above the data rows with --no-header)");
+                         "above the first data row of a file without one)");
+  // As many as it has, the last one ended: the same error, not an empty file's.
+  const std::string two_lines = write_temp("skip/two_lines.csv", "title\na,label\n");
+  o.skip_lines = 2;
+  EXPECT_NE(load_with(two_lines, o, one_reader()).error.find("skip_lines 2 passes over every line: the file has 2 lines"), std::string::npos)
+      << load_with(two_lines, o, one_reader()).error;
+  // Blank lines after the skipped ones: the header's line is where the reader found it.
+  const std::string blank = write_temp("skip/blank.csv", "title\n\n\na,a,label\n1,2,x\n");
+  o.skip_lines = 1;
+  EXPECT_EQ(load_with(blank, o, one_reader()).data.first_line(), 4u);
+  o.label = "a";
+  EXPECT_NE(load_with(blank, o, one_reader()).error.find("blank.csv:4: column name \"a\""), std::string::npos)
+      << load_with(blank, o, one_reader()).error;
   o.skip_lines = 2;  // and no header: line 3 is the one data row
   o.header = false;
+  o.label.clear();
   EXPECT_EQ(load_with(short_file, o, one_reader()).data.size(), 1u);
 }
 
@@ -443,6 +456,13 @@ TEST(CsvParts, StandardInputGivesTheRowsOfTheFile) {
   const Loaded want = load_with(path, {}, PartCuts{});
   const Loaded got = with_stdin(path, [] { return load_with("-", {}, PartCuts{}); });
   expect_same(got, want, "standard input");
+  // A title above the header, skipped on standard input as in the file.
+  const std::string titled = write_temp("stdin/titled.csv", "A title\n" + text);
+  knn::CsvOptions skip;
+  skip.skip_lines = 1;
+  Loaded from_stdin = with_stdin(titled, [&] { return load_with("-", skip, PartCuts{}); });
+  for (auto& line : from_stdin.data.lines) --line;
+  expect_same(from_stdin, want, "standard input, a title skipped");
   const std::string bad = write_temp("stdin/bad.csv", "a,b,label\n1,2,x\n3,oops,y\n");
   knn::CsvOptions o;
   o.numeric = {"b"};

@@ -308,6 +308,35 @@ TEST(CudaBackend, LargeKOnBothWaysOfTheRadixSelect) {
                      run(knn::Device::cpu, train, train, train.rows - 1, m, ex.data()), std::string("exclude ") + knn::to_string(m));
 }
 
+// Large k with most rows rejected near tau: 20,000 training rows of which k = 2,100 to 3,000 are
+// kept, a fifth of them copies of others (ties at the k-th), queries that are training rows with
+// their own row excluded, in fp32, tf32 (FP16 operands for l2) and every metric. The candidate
+// passes (count_candidates, write_candidates) must agree row for row, keep row order, and keep
+// every row tied with the k-th.
+TEST(CudaBackend, LargeKRejectsMostRowsAndKeepsTheTies) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto train = knn::test::random_matrix(20000, 24, rng);
+  for (std::size_t i = 0; i < train.rows; i += 5) std::copy_n(train.row(rng() % train.rows), train.cols, train.row(i));
+  knn::Matrix q(40, train.cols);
+  std::vector<std::int64_t> ex(q.rows);
+  for (std::size_t i = 0; i < q.rows; ++i) {
+    ex[i] = static_cast<std::int64_t>(rng() % train.rows);
+    std::copy_n(train.row(static_cast<std::size_t>(ex[i])), train.cols, q.row(i));
+  }
+  for (auto m : kMetrics)
+    for (std::size_t k : {2100u, 3000u})
+      for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
+        const std::string what = std::string(knn::to_string(m)) + " k=" + std::to_string(k) + (exclude ? " excluded" : "");
+        const auto cpu = run(knn::Device::cpu, train, q, k, m, exclude);
+        expect_identical(run(knn::Device::cuda, train, q, k, m, exclude, knn::Precision::fp32), cpu, what + " fp32");
+        if (m != knn::Metric::l1)
+          expect_identical(run(knn::Device::cuda, train, q, k, m, exclude, knn::Precision::tf32), cpu, what + " tf32");
+      }
+}
+
 // Training rows ordered from far to near: tau's pass reads a sample of each row (one step in
 // several, for small k), and here the sample holds none of the nearest, so tau is loose, many
 // rows become candidates, lists overflow into the second round and past shared memory to the

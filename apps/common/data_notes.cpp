@@ -29,25 +29,22 @@ std::string unnamed(const Dataset& d, bool rows_out) {
 }
 
 // A header row whose every named feature column is a number is most likely the first row of a
-// file that has no header, which the tools would otherwise take as names and not as data. Not
-// where a program wrote the header: a row-names column before it (R, pandas), or names that
-// are the columns' positions (pandas' for an array: 0, 1, 2, ...).
+// file that has no header, or a title line above the header, which the tools would otherwise
+// take as names and not as data (knn::names_are_numbers). Not where a program wrote the header:
+// a row-names column before it (R, pandas), or names that are the columns' positions (pandas'
+// for an array: 0, 1, 2, ...).
 void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
-  if (!d.options.header || (!d.column_names.empty() && row_names_column(d, 0))) return;
+  if (!d.options.header || (!d.column_names.empty() && row_names_column(d, 0)) || !names_are_numbers(d.feature_names)) return;
   std::vector<std::string> names;
-  for (const auto& name : d.feature_names) {
-    if (name.empty()) continue;
-    if (!cell_is_number(name)) return;
-    names.push_back(name);
-  }
-  if (names.empty()) return;
-  const std::size_t first = names[0] == "1" ? 1 : 0;
-  bool positions = names.size() > 1 && (names[0] == "0" || names[0] == "1");
-  for (std::size_t i = 0; positions && i < names.size(); ++i) positions = names[i] == std::to_string(first + i);
-  if (positions) return;
+  for (const auto& name : d.feature_names)
+    if (!name.empty()) names.push_back(name);
+  const std::size_t skipped = d.options.skip_lines;
   lines.push_back("the header row of " + d.source + " names its feature columns with numbers (" + some(names) +
-                  "): if the file has no header row, give --no-header, so that its first row is read as data; if a title "
-                  "line stands above the header, --skip-lines " + std::to_string(d.options.skip_lines + 1) + " passes over it");
+                  "): if the file has no header row, give --no-header, so that its first row is read as data; " +
+                  (skipped == 0 ? std::string("if a title line stands above the header, --skip-lines 1 passes over it")
+                                : "--skip-lines " + std::to_string(skipped) + " passes over " +
+                                      (skipped == 1 ? std::string("the first line") : "the first " + std::to_string(skipped) + " lines") +
+                                      " of every file the command reads: check that this file has that many above its header"));
 }
 
 // A column read as categories for a few texts among many numbers: most likely numbers with a

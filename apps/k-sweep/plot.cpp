@@ -64,7 +64,7 @@ std::string validation_text(const EvalResult& res, const Settings& st) {
     case FoldSpec::Kind::splits: how = std::to_string(res.folds) + " given splits"; break;
   }
   how += eo.scaling == Scaling::minmax ? ", min-max scaling" : eo.scaling == Scaling::standard ? ", standard scaling" : ", no scaling";
-  if (eo.folds.kind == FoldSpec::Kind::kfold) how += "; band: mean +/- 1 standard deviation over folds";
+  if (!eo.folds.pooled()) how += "; band: mean +/- 1 standard deviation over folds";
   return how;
 }
 
@@ -119,7 +119,7 @@ std::string plot_image(const EvalResult& res, const Settings& st) {
      << "set encoding utf8\n"
      << "set title " << gp_string("k-sweep of " + st.data_path + "\n" + validation_text(res, st)) << "\n";
   gp << "set xlabel 'k (number of neighbours)'\n"
-     << "set ylabel " << gp_string(score + (eo.folds.kind == FoldSpec::Kind::kfold ? " (mean over folds)" : "")) << "\n"
+     << "set ylabel " << gp_string(score + (!eo.folds.pooled() ? " (mean over folds)" : "")) << "\n"
      << "set grid back lc rgb '#dddddd'\n"
      << "set border 3 back\nset tics nomirror\n"
      << "set key at screen 0.5, screen 0.015 center bottom horizontal samplen 2 width 2 maxrows " << (combos > 2 ? 2 : 1) << "\n"
@@ -144,7 +144,7 @@ std::string plot_image(const EvalResult& res, const Settings& st) {
     const std::string name = first.weights.to_string() + ", " + to_string(first.metric);
     gp << (c ? ", \\\n     " : "") << gp_string(run.file("sweep.dat").string()) << " index " << c
        << " using 1:($2-$3):($2+$3) with filledcurves lc rgb '" << (combos > 1 ? color : tint(color, 0.18)) << "' "
-       << (combos == 1 && eo.folds.kind == FoldSpec::Kind::kfold ? "title '+/- 1 standard deviation'" : "notitle")
+       << (combos == 1 && !eo.folds.pooled() ? "title '+/- 1 standard deviation'" : "notitle")
        << ", \\\n     '' index " << c << " using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '" << color << "' title "
        << gp_string(combos == 1 ? "mean " + score + " (" + name + ")" : name);
   }

@@ -94,9 +94,11 @@ struct Dataset {
   std::size_t size() const { return features.rows; }
   /// Rows of the whole file: size(), or over all ranks when sharded.
   std::size_t all_rows() const { return total_rows ? total_rows : features.rows; }
-  /// The file's line of its first record: the header row, or without one the first data row
-  /// (after the lines CsvOptions::skip_lines passes over). Messages about the header name it.
-  std::size_t first_line() const { return options.skip_lines + 1; }
+  /// The file's line of its first record: the header row, or without one the first data row, as
+  /// the reader found it past the lines CsvOptions::skip_lines passes over and blank lines (1 for
+  /// data not read from a CSV file). Messages about the header name it.
+  std::size_t first_record_line = 1;
+  std::size_t first_line() const { return first_record_line; }
   /// The header row's line, 0 when the file has none.
   std::size_t header_line() const { return options.header ? first_line() : 0; }
   std::size_t dims() const { return features.cols; }
@@ -140,6 +142,11 @@ std::vector<double> numeric_targets(const Dataset& data);
 /// Whether a cell's text is a number as the CSV reader reads a cell: a finite float32 value,
 /// blanks around it allowed (so "0x1F", "inf" and "1e99" are not).
 bool cell_is_number(std::string_view cell);
+
+/// Whether a header row's names read as a row of data: every name that is not empty a number
+/// (cell_is_number), at least one, and not the names a program gives columns by their position
+/// (0, 1, 2, ... or 1, 2, 3, ...). A file without a header row, or a title line read as its header.
+bool names_are_numbers(const std::vector<std::string>& names);
 
 /// Each label of `labels` once, in no particular order.
 std::vector<std::string> distinct_labels(const std::vector<std::string>& labels);

@@ -45,28 +45,27 @@ std::vector<std::string> default_names(std::size_t n) {
   return names;
 }
 
-// Reads the first record: the header, or (without one) the first data row.
-std::vector<std::string> first_record(const std::string& name, const Source& source, const CsvOptions& o) {
-  CsvReader reader(name, source.data(), source.data() + source.size(), o.delimiter, source.lines_before(0));
+// Reads the first record (the header, or without one the first data row) into d.column_names
+// and d.first_record_line.
+void read_first_record(Dataset& d, const Source& source, const CsvOptions& o) {
+  CsvReader reader(d.source, source.data(), source.data() + source.size(), o.delimiter, source.lines_before(0));
   if (!reader.next()) throw Error::at(reader.name(), 0, 0, o.header ? "empty file (no header row)" : "no data rows");
+  d.first_record_line = reader.line();
   std::vector<std::string> names;
   for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
-  return o.header ? names : default_names(names.size());
+  d.column_names = o.header ? names : default_names(names.size());
 }
 
 // Where a query file lacks a training column by name: a header row of numbers and empty names
 // only (the title line of a file such as scikit-learn's copy of the Boston housing data) was
 // most likely a title read as the header.
 std::string title_hint(const Dataset& d) {
-  bool numbers = false;
-  for (const auto& name : d.column_names) {
-    if (name.empty()) continue;
-    if (!cell_is_number(name)) return "";
-    numbers = true;
-  }
-  return numbers ? "; its header row holds numbers only: a title line above the header? (" + param("skip_lines") +
-                       " passes over lines at the top of each file read)"
-                 : "";
+  if (!names_are_numbers(d.column_names)) return "";
+  if (d.options.skip_lines == 0)
+    return "; its header row holds numbers only: a title line above the header? (" + param("skip_lines") +
+           " passes over lines at the top of each file read)";
+  return "; its header row holds numbers only: " + param("skip_lines") + " " + std::to_string(d.options.skip_lines) +
+         " passes over lines of every file read, and may have passed over this one's header";
 }
 
 void clear_rows(Dataset& d) {
@@ -111,7 +110,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   Dataset data;
   data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
-  data.column_names = first_record(data.source, source, o);
+  read_first_record(data, source, o);
   const std::size_t ncols = data.column_names.size();
   std::vector<long> role(ncols, 0);
   if (o.header)
@@ -239,6 +238,20 @@ bool cell_is_number(std::string_view cell) {
   return detail::classify_cell(cell, none, value) == detail::CellKind::number;
 }
 
+bool names_are_numbers(const std::vector<std::string>& names) {
+  std::vector<const std::string*> named;
+  for (const auto& name : names) {
+    if (name.empty()) continue;
+    if (!cell_is_number(name)) return false;
+    named.push_back(&name);
+  }
+  if (named.empty()) return false;
+  const std::size_t first = *named[0] == "1" ? 1 : 0;
+  bool positions = named.size() > 1 && (*named[0] == "0" || *named[0] == "1");
+  for (std::size_t i = 0; positions && i < named.size(); ++i) positions = *named[i] == std::to_string(first + i);
+  return !positions;
+}
+
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
   Dataset data = detail::load_training(path, o, nullptr, nullptr);
   if (o.shards <= 1 && !o.lenient) detail::check_identifiers(data, o, detail::level_counts(data));
@@ -303,7 +316,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   Dataset data;
   data.source = printable_name(source.name());  // embedded in messages, so one printable line
   data.options = o;
-  data.column_names = first_record(data.source, source, o);
+  read_first_record(data, source, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
   // An identifier column that the training file holds as a feature or as the label cannot be an
   // identifier of the query rows: the model searches by it (an identifier of the training file

@@ -211,15 +211,16 @@ void Source::index() {
 void Source::skip_lines(std::size_t lines) {
   const char* const end = data_ + size_;
   const char* at = data_ + begin_;
-  for (std::size_t i = 0; i < lines; ++i) {
+  for (std::size_t i = 0; i < lines && at; ++i) {
     const void* nl = std::memchr(at, '\n', static_cast<std::size_t>(end - at));
-    if (!nl) {
-      const std::size_t has = lines_before(size()) + (size() && data()[size() - 1] != '\n' ? 1 : 0);
-      throw Error::at(name_, 0, 0,
-                      param("skip_lines") + " " + std::to_string(lines) + " passes over every line: the file has " + std::to_string(has) +
-                          (has == 1 ? " line" : " lines") + " (give the count of lines above the header, or above the data rows with --no-header)");
-    }
-    at = static_cast<const char*>(nl) + 1;
+    at = nl ? static_cast<const char*>(nl) + 1 : nullptr;
+  }
+  if (lines > 0 && (!at || at == end)) {  // nothing left to read
+    const std::size_t has = lines_before(size()) + (size() && data()[size() - 1] != '\n' ? 1 : 0);
+    throw Error::at(name_, 0, 0,
+                    param("skip_lines") + " " + std::to_string(lines) + " passes over every line: the file has " + std::to_string(has) +
+                        (has == 1 ? " line" : " lines") +
+                        " (give the count of lines above the header, or above the first data row of a file without one)");
   }
   const std::size_t nul = first_nul_ == npos ? npos : first_nul_ + begin_;  // in the whole text
   begin_ = static_cast<std::size_t>(at - data_);

@@ -43,7 +43,7 @@ __global__ void tau_from_kth(const float* kth, std::int64_t qt, unsigned* tau) {
 
 constexpr int kScanThreads = 256;
 // Rows a thread tests a step: loads in flight, and for write_candidates one block scan per
-// kScanThreads x kScanItems rows instead of one per kScanThreads.
+// kScanThreads x kScanItems rows.
 constexpr int kScanItems = 8;
 constexpr std::int64_t kScanStep = std::int64_t{kScanThreads} * kScanItems;
 
@@ -158,8 +158,9 @@ void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const f
   // count_candidates and write_candidates must take the same bounds: the offsets of one place the
   // finds of the other.
   const bool f32l2 = bounds.metric == Metric::l2;
-  if (f32l2) count_candidates<true><<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.count.get());
-  else count_candidates<false><<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.count.get());
+  const auto count = f32l2 ? count_candidates<true> : count_candidates<false>;
+  const auto write = f32l2 ? write_candidates<true> : write_candidates<false>;
+  count<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.count.get());
   KNN_LAUNCHED(count_candidates);
   KNN_CUDA(cudaMemsetAsync(w.count.get() + qt, 0, sizeof(std::int64_t), st));
   std::size_t temp_bytes = 0;
@@ -175,7 +176,6 @@ void large_k_tile(GpuContext& ctx, const Bounds& bounds, const float* q, const f
   w.cand.resize(static_cast<std::size_t>(total));
   w.cand_query.resize(static_cast<std::size_t>(total));
   w.dist.resize(static_cast<std::size_t>(total));
-  const auto write = f32l2 ? write_candidates<true> : write_candidates<false>;
   write<<<static_cast<unsigned>(qt), kScanThreads, 0, st>>>(bounds, w.tau.get(), w.offset.get(), w.cand.get(), w.cand_query.get());
   KNN_LAUNCHED(write_candidates);
   timer.mark(st, "candidates");
