@@ -230,6 +230,8 @@ void Source::skip_lines(std::size_t lines) {
     const void* next = std::memchr(data(), '\0', size());
     first_nul_ = next ? static_cast<std::size_t>(static_cast<const char*>(next) - data()) : npos;
   }
+  // A quote in a skipped line (a quoted title) would send the rows down the one-reader path.
+  if (has_quote_) has_quote_ = std::memchr(data(), '"', size()) != nullptr;
 }
 
 std::size_t Source::lines_before(std::size_t offset) const {

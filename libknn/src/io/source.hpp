@@ -37,7 +37,7 @@ class Source {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   /// Offset of the first NUL byte of text(), npos when there is none.
   std::size_t first_nul() const { return first_nul_; }
-  /// Whether the file holds a quote (in the lines skipped too: a quote there only costs speed).
+  /// Whether text() holds a quote.
   bool has_quote() const { return has_quote_; }
   /// Line ends ('\n') before byte `offset` of text(), the skipped lines' included: a line number
   /// of the file.
