@@ -210,7 +210,7 @@ TEST(CsvParts, SkippedLinesLeaveTheRowsAndNumberTheLinesOfTheFile) {
   // Blank lines after the skipped ones: the header's line is where the reader found it.
   const std::string blank = write_temp("skip/blank.csv", "title\n\n\na,a,label\n1,2,x\n");
   o.skip_lines = 1;
-  EXPECT_EQ(load_with(blank, o, one_reader()).data.first_line(), 4u);
+  EXPECT_EQ(load_with(blank, o, one_reader()).data.first_line, 4u);
   o.label = "a";
   EXPECT_NE(load_with(blank, o, one_reader()).error.find("blank.csv:4: column name \"a\""), std::string::npos)
       << load_with(blank, o, one_reader()).error;

@@ -97,10 +97,9 @@ struct Dataset {
   /// The file's line of its first record: the header row, or without one the first data row, as
   /// the reader found it past the lines CsvOptions::skip_lines passes over and blank lines (1 for
   /// data not read from a CSV file). Messages about the header name it.
-  std::size_t first_record_line = 1;
-  std::size_t first_line() const { return first_record_line; }
+  std::size_t first_line = 1;
   /// The header row's line, 0 when the file has none.
-  std::size_t header_line() const { return options.header ? first_line() : 0; }
+  std::size_t header_line() const { return options.header ? first_line : 0; }
   std::size_t dims() const { return features.cols; }
   bool has_labels() const { return label_column != npos; }
   bool has_ids() const { return id_column != npos; }

@@ -147,7 +147,7 @@ void Preprocessor::fit(const Dataset& data, const std::vector<std::size_t>* rows
     fp.type = type_of(f);
     const auto nothing_to_impute = [&] {
       const std::size_t c = data.feature_columns.at(f);
-      return Error::at(data.source, data.first_line(), c + 1,
+      return Error::at(data.source, data.first_line, c + 1,
                        "column " + quote(data.column_names.at(c)) + " has no value in the training rows to impute from; leave it out with " +
                            param("ignore"));
     };

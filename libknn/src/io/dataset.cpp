@@ -45,15 +45,22 @@ std::vector<std::string> default_names(std::size_t n) {
   return names;
 }
 
-// Reads the first record (the header, or without one the first data row) into d.column_names
-// and d.first_record_line.
-void read_first_record(Dataset& d, const Source& source, const CsvOptions& o) {
+// What a training and a query file start with: the lines to skip passed over, NUL bytes
+// refused, and the first record (the header, or without one the first data row) read into the
+// data set's column names and first line.
+Dataset open_dataset(Source& source, const CsvOptions& o) {
+  source.skip_lines(o.skip_lines);
+  refuse_nul_bytes(source, o.delimiter);
+  Dataset d;
+  d.source = printable_name(source.name());  // embedded in messages, so one printable line
+  d.options = o;
   CsvReader reader(d.source, source.data(), source.data() + source.size(), o.delimiter, source.lines_before(0));
   if (!reader.next()) throw Error::at(reader.name(), 0, 0, o.header ? "empty file (no header row)" : "no data rows");
-  d.first_record_line = reader.line();
+  d.first_line = reader.line();
   std::vector<std::string> names;
   for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
   d.column_names = o.header ? names : default_names(names.size());
+  return d;
 }
 
 // Where a query file lacks a training column by name: a header row of numbers and empty names
@@ -105,12 +112,7 @@ std::set<std::size_t> named_features(const std::vector<std::string>& specs, cons
 // feature, read as categories whatever the cells hold (a shard told by the other ranks).
 Dataset load_training(const std::string& path, const CsvOptions& o, const std::vector<char>* text, RowsFound* found_out) {
   Source source(path);
-  source.skip_lines(o.skip_lines);
-  refuse_nul_bytes(source, o.delimiter);
-  Dataset data;
-  data.source = printable_name(source.name());  // embedded in messages, so one printable line
-  data.options = o;
-  read_first_record(data, source, o);
+  Dataset data = open_dataset(source, o);
   const std::size_t ncols = data.column_names.size();
   std::vector<long> role(ncols, 0);
   if (o.header)
@@ -147,7 +149,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
     data.feature_names.push_back(data.column_names[c]);
   }
   if (data.feature_columns.empty())
-    throw Error::at(data.source, data.first_line(), 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
+    throw Error::at(data.source, data.first_line, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
                                            std::string(ncols > 1 ? " and columns left out" : "") + ")");
   data.label_name = data.column_names[data.label_column];
   const std::size_t d = data.feature_columns.size();
@@ -210,7 +212,7 @@ void check_identifiers(const Dataset& data, const CsvOptions& o, const std::vect
     list += (list.empty() ? "" : ",") + data.column_names[c];
   }
   const bool one = found.size() == 1;
-  throw Error::at(data.source, data.first_line(), found.front() + 1,
+  throw Error::at(data.source, data.first_line, found.front() + 1,
                   std::string(one ? "column " : "columns ") + names + (one ? " looks like an identifier: its " : " look like identifiers: the first one's ") +
                       std::to_string(distinct_first) + " values are all different; leave " + (one ? "it" : "them") + " out with " +
                       param("ignore") + " " + quote(list) + " (or keep " + (one ? "it" : "them") + " as categories with " +
@@ -239,17 +241,16 @@ bool cell_is_number(std::string_view cell) {
 }
 
 bool names_are_numbers(const std::vector<std::string>& names) {
-  std::vector<const std::string*> named;
+  std::size_t named = 0, first = 0;  // names that are not empty; the position the first one would be
+  bool positions = true;
   for (const auto& name : names) {
     if (name.empty()) continue;
     if (!cell_is_number(name)) return false;
-    named.push_back(&name);
+    if (named == 0) first = name == "1" ? 1 : 0;
+    positions = positions && name == std::to_string(first + named);
+    ++named;
   }
-  if (named.empty()) return false;
-  const std::size_t first = *named[0] == "1" ? 1 : 0;
-  bool positions = named.size() > 1 && (*named[0] == "0" || *named[0] == "1");
-  for (std::size_t i = 0; positions && i < named.size(); ++i) positions = *named[i] == std::to_string(first + i);
-  return !positions;
+  return named > 0 && !(positions && named > 1);
 }
 
 Dataset load_csv(const std::string& path, const CsvOptions& o) {
@@ -311,12 +312,7 @@ Dataset load_csv_sharded(const std::string& path, const CsvOptions& o, const Com
 Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Dataset& train) {
   using namespace detail;
   Source source(path);
-  source.skip_lines(o.skip_lines);
-  refuse_nul_bytes(source, o.delimiter);
-  Dataset data;
-  data.source = printable_name(source.name());  // embedded in messages, so one printable line
-  data.options = o;
-  read_first_record(data, source, o);
+  Dataset data = open_dataset(source, o);
   const std::size_t ncols = data.column_names.size(), d = train.dims();
   // An identifier column that the training file holds as a feature or as the label cannot be an
   // identifier of the query rows: the model searches by it (an identifier of the training file
@@ -338,19 +334,19 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
     std::map<std::string, std::size_t> train_pos;
     for (std::size_t f = 0; f < d; ++f)
       if (!train_pos.emplace(train.feature_names[f], f).second)
-        throw Error::at(train.source, train.first_line(), train.feature_columns[f] + 1,
+        throw Error::at(train.source, train.first_line, train.feature_columns[f] + 1,
                         "column name " + quote(train.feature_names[f]) + " appears twice, so the columns of " +
                             data.source + " cannot be matched to it by name");
     // A column that is read must not have its name twice: the second is named.
     const NameIndex query_names(data.column_names), train_names(train.column_names);
     const auto once = [&](std::size_t c) {
       if (const auto other = query_names.next_same(c))
-        throw Error::at(data.source, data.first_line(), *other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
+        throw Error::at(data.source, data.first_line, *other + 1, "column name " + quote(data.column_names[c]) + " appears twice");
     };
     for (std::size_t f = 0; f < d; ++f) {
       const auto c = query_names.match(train.feature_names[f]);
       if (!c)
-        throw Error::at(data.source, data.first_line(), 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
+        throw Error::at(data.source, data.first_line, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
                                                columns_hint(train.feature_names[f], data.column_names) + title_hint(data));
       once(*c);
       role[*c] = static_cast<long>(f);
@@ -383,7 +379,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
         continue;
       }
       if (!train_names.match(name))
-        throw Error::at(data.source, data.first_line(), c + 1,
+        throw Error::at(data.source, data.first_line, c + 1,
                         "column " + quote(name) + " is not a column of " + train.source + " (leave it out with " +
                             param("ignore") + ", or carry it to the output with " + param("id") + ")");
     }
@@ -407,7 +403,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
       data.id_name = train.id_name;
     }
   } else {
-    throw Error::at(data.source, data.first_line(), 0, "has " + std::to_string(ncols) + " columns; expected " + std::to_string(d) +
+    throw Error::at(data.source, data.first_line, 0, "has " + std::to_string(ncols) + " columns; expected " + std::to_string(d) +
                                            " (the features of " + train.source + ") or " +
                                            std::to_string(train.column_names.size()) + " (all of its columns)");
   }

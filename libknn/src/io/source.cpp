@@ -209,13 +209,14 @@ void Source::index() {
 }
 
 void Source::skip_lines(std::size_t lines) {
+  if (lines == 0) return;
   const char* const end = data_ + size_;
   const char* at = data_ + begin_;
   for (std::size_t i = 0; i < lines && at; ++i) {
     const void* nl = std::memchr(at, '\n', static_cast<std::size_t>(end - at));
     at = nl ? static_cast<const char*>(nl) + 1 : nullptr;
   }
-  if (lines > 0 && (!at || at == end)) {  // nothing left to read
+  if (!at || at == end) {  // nothing left to read
     const std::size_t has = lines_before(size()) + (size() && data()[size() - 1] != '\n' ? 1 : 0);
     throw Error::at(name_, 0, 0,
                     param("skip_lines") + " " + std::to_string(lines) + " passes over every line: the file has " + std::to_string(has) +
