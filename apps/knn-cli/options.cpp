@@ -53,7 +53,7 @@ cxxopts::Options make_options(const std::string& cmd) {
     ("train", "training data: a CSV file with a header row, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE");
   if (queries)
     o.add_options("input")
-      ("model", "a model file from knn-cli fit, in place of --train; options given beside it must be the model's, but for -k (up to its training rows) and the run options", cxxopts::value<std::string>(), "MODEL");
+      ("model", "a model file from knn-cli fit, in place of --train; options given beside it must be the model's, but for -k (up to its training rows), --skip-lines (the query file's) and the run options", cxxopts::value<std::string>(), "MODEL");
   app::add_csv_options(o, queries ? "the query file" : cmd == "evaluate" ? "the --test file" : nullptr,
                        queries ? "the output carries it as its first column (it may be in the query file only)"
                        : cmd == "fit" ? "the model keeps it, and predict and neighbors with --model carry it to their output"

@@ -1,7 +1,8 @@
 #pragma once
 // --model: a model file from knn-cli fit in place of --train, for predict and neighbors. The
-// options given beside it must be those the model was fitted with (but for -k and the run
-// options); the settings then hold the model's, so that the answers are those of --train.
+// options given beside it must be those the model was fitted with (but for -k, --skip-lines,
+// which is the query file's, and the run options); the settings then hold the model's, so that
+// the answers are those of --train.
 #include <cxxopts.hpp>
 
 #include <string>
