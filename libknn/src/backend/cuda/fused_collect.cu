@@ -498,9 +498,11 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
                                 {fused_collect<128, false, false>, fused_collect<128, true, false>, fused_collect<128, true, true>}};
   FusedKernel fk{kernels[kp == 32 ? 0 : kp == 64 ? 1 : 2][half ? 2 : vec ? 1 : 0], smem};
   // FP16 operands of 64 or 128 terms on Hopper's warpgroup instructions (GpuContext::wgmma).
-  if (half && kp >= 64 && p.wgmma) fk = wgmma_fused_kernel(kp);
+  const bool wgmma = half && kp >= 64 && p.wgmma;
+  if (wgmma) fk = wgmma_fused_kernel(kp);
   const FusedParts parts = fused_parts(fk, slot_count, b.n, multiprocessors);
-  const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, parts.stages, p.max_tn, p.kh, nullptr};
+  FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, parts.stages, p.max_tn, p.kh, nullptr};
+  if (wgmma) set_wgmma_maps(args, false);
   fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
   KNN_LAUNCHED(fused_collect);
 }

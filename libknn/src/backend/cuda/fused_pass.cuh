@@ -5,6 +5,7 @@
 // candidate. fused_collect (fused_collect.cu) multiplies on mma.sync, TF32 or FP16 operands;
 // wgmma_fused_pass (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16 operands. Both
 // take the same tests of the same float products, proved in docs/exactness.md#fused-cheap-test.
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -40,6 +41,9 @@ struct FusedArgs {
   // The sample's pass (launch_sample_tau): each block's smallest upper-bound keys per query, read
   // by tau_from_keys; null in the candidate pass, which reads tau instead.
   unsigned* tau_keys;
+  // The wgmma kernel's tensor maps (set_wgmma_maps): the rows of th it reads (b.n rows,
+  // th_pitch halves apart) and their squared norms (b.tn_dn; b.tn_up in the sample's pass).
+  CUtensorMap rows_map, norms_map;
 };
 
 /// A fused kernel as launch_fused launches it: kFusedThreads threads, `smem` bytes of dynamic
@@ -51,6 +55,10 @@ struct FusedKernel {
 
 /// The wgmma kernel for kp (64 or 128) product terms; only where wgmma_products_fit holds.
 FusedKernel wgmma_fused_kernel(int kp);
+
+/// Sets a's tensor maps for the wgmma kernel from its th, kh, th_pitch and bounds; `sample`: the
+/// sample's pass, which reads the norms rounded up.
+void set_wgmma_maps(FusedArgs& a, bool sample);
 
 /// A fused launch's grid: blocks of kFusedQueries slots (x) by parts of the training rows (y),
 /// `stages` stages a part.

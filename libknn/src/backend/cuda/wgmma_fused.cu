@@ -9,6 +9,13 @@
 // The same kernel takes tau's sample first (launch_sample_tau): the products with every
 // stride-th training row, of which each thread keeps the smallest upper bounds of its queries in
 // registers, so that the sample's products are never written (docs/exactness.md#sampled-tau).
+//
+// The training rows come in through a ring of kFusedRing stages that Hopper's copy engine fills
+// (tma_copies.cuh), each stage with a barrier that says it has landed. The block never meets as
+// a whole: each warp waits only for the stage it multiplies next, and the last warp to be done
+// with a stage refills its place. A warp whose rows hold a candidate takes a slow branch; the
+// others go on, up to the stages the ring holds, instead of waiting for it at every stage.
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,7 +28,9 @@
 #include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/fused_pass.cuh"
+#include "backend/cuda/tensor_maps.cuh"
 #include "backend/cuda/tensor_ops.cuh"
+#include "backend/cuda/tma_copies.cuh"
 #include "backend/cuda/wgmma_ops.cuh"
 #include "knn/error.hpp"
 
@@ -36,12 +45,6 @@ constexpr int kTauKeys = 4;
 constexpr int kTauKeysPerPart = 4 * kTauKeys;
 constexpr int kSamplePartStages = 32;
 
-// Stages between the block's barriers. The candidate pass meets every 2 stages, so that a warp's
-// slow branch in one stage can end while the other warpgroups multiply the next. The sample's
-// pass, whose warps take the slow branch in most stages, was slower so and meets every stage
-// (bench/RESULTS.md, "barriers every two stages").
-template <bool Tau>
-constexpr int kBarrierStages = Tau ? 1 : 2;
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
 
 // Where 16-byte word w (terms 8w..8w + 7) of row r of an operand of R rows lies, in halves: the
@@ -61,24 +64,29 @@ constexpr std::size_t wgmma_fused_smem() {
 }
 
 // Block (x, y): slots x * 256 .. + 255 against the stages of part y, as fused_collect. Warpgroup
-// g takes queries 64 g .. + 63 against all 128 rows of a stage; one barrier every
-// kBarrierStages<Tau> stages.
+// g takes queries 64 g .. + 63 against all 128 rows of a stage.
 // Tau: the sample's pass. Instead of tests against tau, each thread keeps the kTauKeys smallest
 // upper-bound keys of each of its two query rows and writes them to a.tau_keys at the end.
 template <int KP, bool Tau>
-__global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a) {
+__global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __grid_constant__ FusedArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(KP % 64 == 0, "whole 64-term chunks");
   constexpr int words = KP / 8;  // 16-byte words a row
   constexpr int stage_halves = kFusedRows * KP;
+  constexpr unsigned stage_bytes = stage_halves * sizeof(__half) + kFusedRows * sizeof(float);  // operands and norms
+  constexpr unsigned warps = kFusedThreads / 32;
   extern __shared__ float4 wgmma_fused_smem4[];
   const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_fused_smem4));
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
-  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds): twice
-  // as many places as the ring of operands (the stage loop says why).
-  __shared__ __align__(16) float t_norm[2 * kFusedRing][kFusedRows];
+  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds), beside
+  // its operands in the ring; `landed`: the stage's barrier (one arrival, the bytes of its copies);
+  // `done`: how many warps are done with the stages that took the place, kept counting, so that
+  // the warp that brings it to a multiple of `warps` is the last with the stage.
+  __shared__ __align__(128) float t_norm[kFusedRing][kFusedRows];
+  __shared__ __align__(8) std::uint64_t landed[kFusedRing];
+  __shared__ unsigned done[kFusedRing];
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
@@ -91,10 +99,31 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
         if (first_slot + i / kTauKeysPerPart < a.slot_count) keys_at(first_slot + i / kTauKeysPerPart)[i % kTauKeysPerPart] = kNoKey;
     return;
   }
+  // Stage s: the training rows of stage0 + s, 64 terms a box (zeros past kh and past the rows),
+  // and their norms, into ring place s % kFusedRing, counted on its barrier. One thread asks.
+  const auto load_stage = [&](std::int64_t s) {
+    const int place = static_cast<int>(s % kFusedRing);
+    const int j0 = static_cast<int>((stage0 + s) * kFusedRows);
+    mbarrier_expect(&landed[place], stage_bytes);
+#pragma unroll
+    for (int c = 0; c < KP / 64; ++c) tma_load_2d(ring + place * stage_halves + c * kFusedRows * 64, &a.rows_map, c * 64, j0, &landed[place]);
+    tma_load_2d(t_norm[place], &a.norms_map, j0, 0, &landed[place]);
+  };
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int i = 0; i < kFusedRing; ++i) {
+      mbarrier_init(&landed[i], 1);
+      done[i] = 0;
+    }
+    mbarrier_init_fence();
+#pragma unroll
+    for (int i = 0; i < kFusedRing; ++i)
+      if (i < stages) load_stage(i);
+  }
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
   __syncthreads();  // ql.scale
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
-  // slots. Made visible to wgmma by the first stage's fence and barrier.
+  // slots. Made visible to wgmma by the fence and barrier below.
   for (int i = threadIdx.x; i < kFusedQueries * words; i += kFusedThreads) {
     const int r = i / words, w = i % words, slot = first_slot + r;
     unsigned h[4] = {0u, 0u, 0u, 0u};
@@ -109,48 +138,31 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     }
     *reinterpret_cast<uint4*>(qs + wgmma_fused_at<kFusedQueries>(r, w)) = make_uint4(h[0], h[1], h[2], h[3]);
   }
-  // Stage s: the training rows' FP16 operands of stage0 + s into ring place s % kFusedRing (zeros
-  // past kh and past the rows), with their norms. This thread's copies are word copy_word of rows
-  // copy_row + n * row_step, whose swizzle is the same (row_step is a multiple of 8).
-  constexpr int row_step = kFusedThreads / words, copies = kFusedRows / row_step;
-  static_assert(kFusedThreads % words == 0 && row_step % 8 == 0 && kFusedRows % row_step == 0, "whole columns of words, one swizzle");
-  const int copy_row = static_cast<int>(threadIdx.x) / words, copy_word = static_cast<int>(threadIdx.x) % words;
-  const int copy_at = wgmma_fused_at<kFusedRows>(copy_row, copy_word);
-  const auto load_stage = [&](std::int64_t s) {
-    const std::int64_t j0 = (stage0 + s) * kFusedRows;
-    __half* const dst = ring + static_cast<int>(s % kFusedRing) * stage_halves + copy_at;
-    const __half* const p = a.th + (j0 + copy_row) * a.th_pitch + copy_word * 8;
-    const std::int64_t copy_step = std::int64_t{row_step} * a.th_pitch;
-    // Every copy whole: a test the whole block takes alike, so that no warp is left divergent
-    // before its aligned steps.
-    if (KP <= a.kh && b.n - j0 >= kFusedRows) {
-#pragma unroll
-      for (int n = 0; n < copies; ++n) cp_async16(dst + n * row_step * 64, p + n * copy_step, 16);
-    } else {
-      const bool in_terms = copy_word * 8 < a.kh;
-#pragma unroll
-      for (int n = 0; n < copies; ++n) {
-        const bool in = in_terms && j0 + copy_row + n * row_step < b.n;
-        cp_async16(dst + n * row_step * 64, in ? p + n * copy_step : a.th, in ? 16 : 0);
+  async_proxy_fence();
+  __syncthreads();  // the queries, and the ring's barriers initialised
+  // A warp done with stage s (its products read, its norms read): the last of the block's warps
+  // to be done refills the place with stage s + kFusedRing. The fences order every warp's reads
+  // of the place before the copy engine's writes.
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const auto release = [&](std::int64_t s) {
+    if (lane == 0) {
+      const int place = static_cast<int>(s % kFusedRing);
+      __threadfence_block();
+      const unsigned before = atomicAdd(&done[place], 1u);
+      if ((before + 1) % warps == 0 && s + kFusedRing < stages) {
+        __threadfence_block();
+        async_proxy_fence();
+        load_stage(s + kFusedRing);
       }
     }
-    fused_copy_norms(t_norm[s % (2 * kFusedRing)], Tau ? b.tn_up : b.tn_dn, b.n, j0);
+    __syncwarp();
   };
-  // The block meets at a barrier every G stages and loads the G stages the ring takes next, a
-  // copy group for them; the ring holds (kFusedRing - G) / G groups in flight beside the G stages
-  // being multiplied. Between barriers each warpgroup goes at its own pace.
-  constexpr int G = kBarrierStages<Tau>, groups_ahead = (kFusedRing - G) / G;
-  static_assert(kFusedRing % G == 0 && groups_ahead >= 1, "whole groups of G stages in the ring, one at least being copied");
-#pragma unroll
-  for (int s = 0; s < kFusedRing - G; ++s) {
-    if (s < stages) load_stage(s);
-    if (s % G == G - 1) cp_async_commit();
-  }
+  const auto wait_stage = [&](std::int64_t s) { mbarrier_wait(&landed[s % kFusedRing], static_cast<unsigned>(s / kFusedRing) & 1u); };
   // Warp (group, quarter): rows 64 group + 16 quarter + gid (+ 8) of the block's queries; its
   // accumulators hold them against every 8 training rows of the stage as an m16n8 piece's:
   // acc[4 j + 2 h + e] is query row ... + 8 h, training row 8 j + 2 tig + e.
   const int group = static_cast<int>(threadIdx.x) / 128, quarter = static_cast<int>(threadIdx.x) / 32 % 4;
-  const int lane = static_cast<int>(threadIdx.x) % 32, gid = lane / 4, tig = lane % 4;
+  const int gid = lane / 4, tig = lane % 4;
   const int r0 = group * 64 + quarter * 16 + gid;
   const float cheap[2] = {ql.cheap[r0], ql.cheap[r0 + 8]}, inv2[2] = {ql.inv2[r0], ql.inv2[r0 + 8]};
   // The sample's pass: per query row, its squared norm rounded up (and times 1 + c), the kept
@@ -270,30 +282,18 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
                         wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
     wgmma_commit();
   };
-  // At a barrier (s a multiple of G): stages s .. s + G - 1 are in for every thread (and visible
-  // to wgmma), and every warpgroup is done with the products of the G stages before, whose places
-  // in the ring take stages s + kFusedRing - G .. s + kFusedRing - 1.
-  const auto arrive = [&](std::int64_t s) {
-    cp_async_wait<groups_ahead - 1>();
-    async_proxy_fence();
-    __syncthreads();
-#pragma unroll
-    for (int i = kFusedRing - G; i < kFusedRing; ++i)
-      if (s + i < stages) load_stage(s + i);
-    cp_async_commit();
-  };
   // The two halves of a stage are two wgmma groups, each tested while the other is multiplied:
   // half 0 of stage s while half 1 is, half 1 while half 0 of stage s + 1 is. One group is in
   // flight at a time, and no half's registers are read while a group that writes them is queued:
   // the order in which the compiler can keep both the products and the tests going (any other,
   // and it waits for both groups or runs the products one after another). The last stage is
-  // taken apart (`next` false), so that no group is issued under a condition. The norms' ring
-  // is twice the operands' (t_norm): half 1's epilogue reads stage s's norms after stage s + 1
-  // is issued, when stages up to s + kFusedRing may be loaded, and stage s + kFusedRing takes
-  // stage s's place in a ring of kFusedRing.
+  // taken apart (`next` false), so that no group is issued under a condition. A warp is done with
+  // stage s after half 1's tests, which read its norms beside stage s + 1's products: it holds two
+  // places of the ring at a time, and the copies run up to kFusedRing - 2 stages ahead of the
+  // block's slowest warp.
   float acc0[32], acc1[32];
   const auto step = [&](std::int64_t stage, auto next) {
-    const float* const tn = t_norm[stage % (2 * kFusedRing)];
+    const float* const tn = t_norm[stage % kFusedRing];
     wgmma_wait<0>();
     wgmma_hold(acc0);
     issue(acc1, stage, 1);
@@ -302,17 +302,17 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(FusedArgs a
     wgmma_wait<0>();
     wgmma_hold(acc1);
     if constexpr (decltype(next)::value) {
-      if ((stage + 1) % G == 0) arrive(stage + 1);  // the same for the whole block
+      wait_stage(stage + 1);
       issue(acc0, stage + 1, 0);
     }
     epilogue(acc1, tn, 1, stage);
     __syncwarp();
+    release(stage);
   };
-  arrive(0);
+  wait_stage(0);
   issue(acc0, 0, 0);
   for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
   step(stages - 1, std::false_type{});
-  cp_async_wait<0>();  // no copy outlives the block (the last groups are empty)
   if constexpr (Tau) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -355,6 +355,12 @@ __global__ void tau_from_keys(const unsigned* keys, int per_slot, Slots slots, i
 
 FusedKernel wgmma_fused_kernel(int kp) { return wgmma_kernel<false>(kp); }
 
+void set_wgmma_maps(FusedArgs& a, bool sample) {
+  if (a.b.n <= 0) return;  // no stage: the kernel reads neither map
+  a.rows_map = half_rows_map(a.th, a.kh, a.b.n, a.th_pitch, kFusedRows);
+  a.norms_map = floats_map(sample ? a.b.tn_up : a.b.tn_dn, a.b.n, kFusedRows);
+}
+
 void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& slots, int slot_count, int k, int multiprocessors,
                        DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st) {
   if (slot_count == 0) return;
@@ -366,8 +372,9 @@ void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& sl
   const FusedParts parts = fused_parts(fk, slot_count, sample.n, multiprocessors, kSamplePartStages);
   const auto per_slot = static_cast<int>(parts.parts * kTauKeysPerPart);
   keys.resize(static_cast<std::size_t>(slot_count) * per_slot);
-  const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, sample, nullptr, slots, slot_count, parts.stages, p.max_tn,
-                       static_cast<std::int64_t>(p.stride) * p.kh, keys.get()};
+  FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, sample, nullptr, slots, slot_count, parts.stages, p.max_tn,
+                 static_cast<std::int64_t>(p.stride) * p.kh, keys.get()};
+  set_wgmma_maps(args, true);
   fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
   KNN_LAUNCHED(wgmma_sample_tau);
   tau_from_keys<<<blocks_for(slot_count, 128), 128, 0, st>>>(keys.get(), per_slot, slots, slot_count, k, tau);
