@@ -80,11 +80,12 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
-  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds), beside
-  // its operands in the ring; `landed`: the stage's barrier (one arrival, the bytes of its copies);
-  // `done`: how many warps are done with the stages that took the place, kept counting, so that
-  // the warp that brings it to a multiple of `warps` is the last with the stage.
-  __shared__ __align__(128) float t_norm[kFusedRing][kFusedRows];
+  // Each stage's squared norms, rounded down (up in the sample's pass, for upper bounds): twice
+  // as many places as the ring of operands (the stage loop says why). `landed`: a ring place's
+  // barrier (one arrival, the bytes of its stage's copies); `done`: how many warps are done with
+  // the stages that took the place, kept counting, so that the warp that brings it to a multiple
+  // of `warps` is the last with the stage.
+  __shared__ __align__(128) float t_norm[2 * kFusedRing][kFusedRows];
   __shared__ __align__(8) std::uint64_t landed[kFusedRing];
   __shared__ unsigned done[kFusedRing];
   const Bounds& b = a.b;
@@ -100,14 +101,15 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     return;
   }
   // Stage s: the training rows of stage0 + s, 64 terms a box (zeros past kh and past the rows),
-  // and their norms, into ring place s % kFusedRing, counted on its barrier. One thread asks.
+  // into ring place s % kFusedRing and their norms into place s % (2 kFusedRing), counted on the
+  // ring place's barrier. One thread asks.
   const auto load_stage = [&](std::int64_t s) {
     const int place = static_cast<int>(s % kFusedRing);
     const int j0 = static_cast<int>((stage0 + s) * kFusedRows);
     mbarrier_expect(&landed[place], stage_bytes);
 #pragma unroll
     for (int c = 0; c < KP / 64; ++c) tma_load_2d(ring + place * stage_halves + c * kFusedRows * 64, &a.rows_map, c * 64, j0, &landed[place]);
-    tma_load_2d(t_norm[place], &a.norms_map, j0, 0, &landed[place]);
+    tma_load_2d(t_norm[s % (2 * kFusedRing)], &a.norms_map, j0, 0, &landed[place]);
   };
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -140,9 +142,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   }
   async_proxy_fence();
   __syncthreads();  // the queries, and the ring's barriers initialised
-  // A warp done with stage s (its products read, its norms read): the last of the block's warps
-  // to be done refills the place with stage s + kFusedRing. The fences order every warp's reads
-  // of the place before the copy engine's writes.
+  // A warp done with stage s's operands (its products of the stage are done): the last of the
+  // block's warps to be done refills the place with stage s + kFusedRing. The fences order every
+  // warp's reads of the place (and of the norms that stage's copies replace) before the copy
+  // engine's writes.
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const auto release = [&](std::int64_t s) {
     if (lane == 0) {
@@ -288,12 +291,14 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   // the order in which the compiler can keep both the products and the tests going (any other,
   // and it waits for both groups or runs the products one after another). The last stage is
   // taken apart (`next` false), so that no group is issued under a condition. A warp is done with
-  // stage s after half 1's tests, which read its norms beside stage s + 1's products: it holds two
-  // places of the ring at a time, and the copies run up to kFusedRing - 2 stages ahead of the
-  // block's slowest warp.
+  // stage s's operands once half 1's products are, before it waits for stage s + 1, so that the
+  // copies run up to kFusedRing - 1 stages ahead of the block's slowest warp. Half 1's tests read
+  // stage s's norms later, beside stage s + 1's products: the norms' ring is twice the operands',
+  // so stage s's norms are replaced by stage s + 2 kFusedRing's copies, which wait until every
+  // warp is done with stage s + kFusedRing's operands, long after it tested stage s.
   float acc0[32], acc1[32];
   const auto step = [&](std::int64_t stage, auto next) {
-    const float* const tn = t_norm[stage % kFusedRing];
+    const float* const tn = t_norm[stage % (2 * kFusedRing)];
     wgmma_wait<0>();
     wgmma_hold(acc0);
     issue(acc1, stage, 1);
@@ -301,13 +306,13 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
     wgmma_wait<0>();
     wgmma_hold(acc1);
+    release(stage);
     if constexpr (decltype(next)::value) {
       wait_stage(stage + 1);
       issue(acc0, stage + 1, 0);
     }
     epilogue(acc1, tn, 1, stage);
     __syncwarp();
-    release(stage);
   };
   wait_stage(0);
   issue(acc0, 0, 0);
