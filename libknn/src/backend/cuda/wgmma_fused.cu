@@ -1,10 +1,9 @@
 // The fused pass on Hopper's warpgroup instructions: fused_collect's work on FP16 operands of 33
 // to 128 terms (fused_pass.cuh), where each of a block's four warpgroups multiplies its 64
-// queries by a stage's 128 training rows with wgmma.mma_async (m64n64k16, two halves of 64 rows,
-// so that one half is tested while the other is multiplied), both operands read from shared
-// memory, instead of 128 mma.sync a warp fed from registers. The
-// products are the same products of halves summed in float (docs/exactness.md#fp16-operands),
-// and every one takes the same cheap and exact tests.
+// queries by a stage's 128 training rows with wgmma.mma_async (m64n128k16 in the candidate pass,
+// two halves of m64n64k16 in the sample's), both operands read from shared memory, instead of
+// 128 mma.sync a warp fed from registers. The products are the same products of halves summed in
+// float (docs/exactness.md#fp16-operands), and every one takes the same cheap and exact tests.
 //
 // The same kernel takes tau's sample first (launch_sample_tau): the products with every
 // stride-th training row, of which each thread keeps the smallest upper bounds of its queries in
@@ -272,52 +271,75 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
             });
     }
   };
-  // The products of one half of stage s into acc, queued as one wgmma group: 16 terms a step (32
-  // bytes of a 128-byte row), four steps a 64-term chunk; the half's rows start 64 rows (8 KiB,
-  // whole swizzle groups) into each chunk.
-  const auto issue = [&](float (&acc)[32], std::int64_t s, int half) {
-    const std::uint32_t tb_at = ring_at + static_cast<int>(s % kFusedRing) * stage_halves * 2 + half * 64 * 128;
+  // The products of N training rows of stage s from row `first` on into acc (N / 2 a thread),
+  // queued as one wgmma group: 16 terms a step (32 bytes of a 128-byte row), four steps a 64-term
+  // chunk; row 64 starts 8 KiB (whole swizzle groups) into each chunk.
+  const auto issue = [&](auto& acc, std::int64_t s, int first) {
+    constexpr int N = 2 * static_cast<int>(sizeof(acc) / sizeof(float));
+    const std::uint32_t tb_at = ring_at + static_cast<int>(s % kFusedRing) * stage_halves * 2 + first * 128;
     wgmma_hold(acc);
     wgmma_begin();
 #pragma unroll
     for (int ks = 0; ks < KP / 16; ++ks)
-      WgmmaAcc<64>::mma(acc, wgmma_operand_at(qa_at + ((ks / 4) * kFusedQueries * 64 + (ks % 4) * 16) * 2),
-                        wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
+      WgmmaAcc<N>::mma(acc, wgmma_operand_at(qa_at + ((ks / 4) * kFusedQueries * 64 + (ks % 4) * 16) * 2),
+                       wgmma_operand_at(tb_at + ((ks / 4) * kFusedRows * 64 + (ks % 4) * 16) * 2), ks > 0);
     wgmma_commit();
   };
-  // The two halves of a stage are two wgmma groups, each tested while the other is multiplied:
-  // half 0 of stage s while half 1 is, half 1 while half 0 of stage s + 1 is. One group is in
-  // flight at a time, and no half's registers are read while a group that writes them is queued:
-  // the order in which the compiler can keep both the products and the tests going (any other,
-  // and it waits for both groups or runs the products one after another). The last stage is
-  // taken apart (`next` false), so that no group is issued under a condition. A warp is done with
-  // stage s's operands once half 1's products are, before it waits for stage s + 1, so that the
-  // copies run up to kFusedRing - 1 stages ahead of the block's slowest warp. Half 1's tests read
-  // stage s's norms later, beside stage s + 1's products: the norms' ring is twice the operands',
-  // so stage s's norms are replaced by stage s + 2 kFusedRing's copies, which wait until every
-  // warp is done with stage s + kFusedRing's operands, long after it tested stage s.
-  float acc0[32], acc1[32];
-  const auto step = [&](std::int64_t stage, auto next) {
-    const float* const tn = t_norm[stage % (2 * kFusedRing)];
-    wgmma_wait<0>();
-    wgmma_hold(acc0);
-    issue(acc1, stage, 1);
-    epilogue(acc0, tn, 0, stage);
-    __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
-    wgmma_wait<0>();
-    wgmma_hold(acc1);
-    release(stage);
-    if constexpr (decltype(next)::value) {
-      wait_stage(stage + 1);
-      issue(acc0, stage + 1, 0);
+  // A warp is done with stage s's operands once its products of the stage are, and gives the
+  // place back before it waits for the next stage, so that the copies run up to kFusedRing - 1
+  // stages ahead of the block's slowest warp. Its tests may read the stage's norms later: the
+  // norms' ring is twice the operands', so stage s's norms are replaced by stage s + 2 kFusedRing's
+  // copies, which wait until every warp is done with stage s + kFusedRing's operands, long after
+  // it tested stage s.
+  if constexpr (!Tau) {
+    // The candidate pass multiplies a whole stage as one group (m64n128k16) and tests it after:
+    // the queries' operands are read once for 128 training rows, not twice for 64, which spares
+    // shared-memory bandwidth that the products and the tests share, while the other warpgroups
+    // keep the tensor cores busy (bench/RESULTS.md, "one group a stage").
+    float acc[64];
+    for (std::int64_t stage = 0; stage < stages; ++stage) {
+      wait_stage(stage);
+      issue(acc, stage, 0);
+      wgmma_wait<0>();
+      wgmma_hold(acc);
+      release(stage);
+      const float* const tn = t_norm[stage % (2 * kFusedRing)];
+      epilogue(*reinterpret_cast<const float(*)[32]>(acc), tn, 0, stage);
+      __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
+      epilogue(*reinterpret_cast<const float(*)[32]>(acc + 32), tn, 1, stage);
+      __syncwarp();
     }
-    epilogue(acc1, tn, 1, stage);
-    __syncwarp();
-  };
-  wait_stage(0);
-  issue(acc0, 0, 0);
-  for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
-  step(stages - 1, std::false_type{});
+  } else {
+    // The sample's pass, whose tests are longer, multiplies a stage as two groups of 64 rows, each
+    // tested while the other is multiplied: half 0 of stage s while half 1 is, half 1 while half
+    // 0 of stage s + 1 is. One group is in flight at a time, and no half's registers are read while
+    // a group that writes them is queued: the order in which the compiler can keep both the
+    // products and the tests going (any other, and it waits for both groups or runs the products
+    // one after another). The last stage is taken apart (`next` false), so that no group is issued
+    // under a condition.
+    float acc0[32], acc1[32];
+    const auto step = [&](std::int64_t stage, auto next) {
+      const float* const tn = t_norm[stage % (2 * kFusedRing)];
+      wgmma_wait<0>();
+      wgmma_hold(acc0);
+      issue(acc1, stage, 64);
+      epilogue(acc0, tn, 0, stage);
+      __syncwarp();
+      wgmma_wait<0>();
+      wgmma_hold(acc1);
+      release(stage);
+      if constexpr (decltype(next)::value) {
+        wait_stage(stage + 1);
+        issue(acc0, stage + 1, 0);
+      }
+      epilogue(acc1, tn, 1, stage);
+      __syncwarp();
+    };
+    wait_stage(0);
+    issue(acc0, 0, 0);
+    for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
+    step(stages - 1, std::false_type{});
+  }
   if constexpr (Tau) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
