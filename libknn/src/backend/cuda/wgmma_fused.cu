@@ -211,8 +211,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
     // Query row h's products with group g's 8 training rows (8 j + 2 tig + e, j = 4 g .. 4 g + 3):
-    // x = fl(tn c - 2v) for each, and `take(j, e, tn)` for each that is `under` the row's limit,
-    // read again after every take; none when their least (NaN where any is NaN) is not under it.
+    // x = fl(tn c - 2v) for each, and `take(j, e, tn, v)` (v the product) for each that is
+    // `under` the row's limit, read again after every take; none when their least (NaN where any
+    // is NaN) is not under it.
     // Both passes' slow branches, so that a warp's slow branch stays short.
     const auto screen8 = [&](const float(&acc)[32], int h, int g, float c, auto under, auto take) {
       float x[8], tnj[8];
@@ -226,9 +227,27 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
 #pragma unroll
       for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
       if (!under(least8)) return;
+      if constexpr (Tau) {
+        // The sample's pass comes here in most stages: one copy of `take`, in a loop over the
+        // products under the limit, keeps its code short for the instruction cache (unrolled,
+        // the 8 copies of each of the 8 places it is called from were most of the kernel).
+        float v[8];
+        unsigned pending = 0;
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i]);
+        for (int i = 0; i < 8; ++i) {
+          v[i] = acc[4 * (4 * g + i / 2) + 2 * h + i % 2];
+          if (under(x[i])) pending |= 1u << i;
+        }
+#pragma unroll 1
+        for (; pending != 0; pending &= pending - 1) {
+          const int i = __ffs(static_cast<int>(pending)) - 1;
+          if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], v[i]);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], acc[4 * (4 * g + i / 2) + 2 * h + i % 2]);
+      }
     };
     if constexpr (Tau) {
       // A row whose least is under its limit takes its products 8 at a time, and a group whose
@@ -244,10 +263,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
         for (int g = 0; g < 2; ++g)
           screen8(
               acc, h, g, b.c_up, [&](float x) { return !(x >= limit[h]); },
-              [&](int j, int e, float tnj) {
+              [&](int j, int e, float tnj, float v) {
                 const int col = j * 8 + 2 * tig + e;
                 if (j0 + col >= b.n || j0 + col == ql.excluded[r]) return;
-                const float u = l2_float_bound<true>(acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
+                const float u = l2_float_bound<true>(v * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
                 insert_key(best[h], ordered_key(u));
                 if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
               });
@@ -266,8 +285,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
       for (int g = 0; g < 2; ++g)
         screen8(
             acc, h, g, b.c_dn, [&](float x) { return !(x > cheap[h]); },
-            [&](int j, int e, float tnj) {
-              fused_exact_test(a, ql, first_slot, r0 + 8 * h, acc[4 * j + 2 * h + e] * (-0.5f * inv2[h]), tnj, j0 + j * 8 + 2 * tig + e);
+            [&](int j, int e, float tnj, float v) {
+              fused_exact_test(a, ql, first_slot, r0 + 8 * h, v * (-0.5f * inv2[h]), tnj, j0 + j * 8 + 2 * tig + e);
             });
     }
   };
