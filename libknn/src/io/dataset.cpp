@@ -95,7 +95,7 @@ std::string taken_as(long role) {
 
 // The features named by `specs` (a categorical or numeric list).
 std::set<std::size_t> named_features(const std::vector<std::string>& specs, const std::string& parameter,
-                                     const Dataset& data, const std::vector<long>& role, const CsvOptions& o) {
+                                     const Dataset& data, const std::vector<long>& role) {
   std::set<std::size_t> out;
   for (const auto& spec : specs) {
     const std::size_t c = resolve_column(spec, data.column_names, data.header_line(), parameter, data.source);
@@ -160,8 +160,8 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   plan.drop_features = o.drop_missing_features;
   plan.training = !o.lenient;
   plan.read_as.assign(d, ReadAs::infer);
-  const auto categorical = named_features(o.categorical, "categorical", data, role, o);
-  for (std::size_t f : named_features(o.numeric, "numeric", data, role, o)) {
+  const auto categorical = named_features(o.categorical, "categorical", data, role);
+  for (std::size_t f : named_features(o.numeric, "numeric", data, role)) {
     if (categorical.count(f))
       throw Error::parameter("numeric", quote(data.feature_names[f]) + " is also given to " + param("categorical"));
     plan.read_as[f] = ReadAs::number;
