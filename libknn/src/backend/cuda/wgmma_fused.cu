@@ -275,8 +275,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     }
     // The cheap test (fused_collect's, docs/exactness.md#fused-cheap-test) of a query row's 16
     // products at once. A row with one that passes is tested again 8 products at a time, and
-    // only a group with one that passes product by product, then by the exact bound: one warp's
-    // slow branch holds the whole block at a later barrier, so it is kept short.
+    // only a group with one that passes product by product, then by the exact bound: a warp in
+    // its slow branch has not given back the next stage's place in the ring, which the other
+    // warps need refilled a few stages on, so it is kept short.
     if (least[0] > cheap[0] && least[1] > cheap[1]) return;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
