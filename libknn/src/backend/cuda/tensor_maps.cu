@@ -21,7 +21,11 @@ EncodeTiled encode_tiled() {
   static const EncodeTiled encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
     KNN_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+#else  // runtimes before 12.5 have only the form without a version
+    KNN_CUDA(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
+#endif
     if (found != cudaDriverEntryPointSuccess || !fn) throw Error("the GPU driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later is needed)");
     return reinterpret_cast<EncodeTiled>(fn);
   }();
