@@ -127,7 +127,7 @@ std::string summary_text(const Evaluation& ev) {
       << (one_score ? std::string("-") : fixed(row.scores[i].std)) << '\n';
   if (res.task == Task::classify) {
     s << "\nconfusion matrix (rows: true class, columns: predicted";
-    if (eo.folds.kind == FoldSpec::Kind::kfold) s << ", summed over folds";
+    if (!eo.folds.pooled()) s << ", summed over folds";
     s << ")\n";
     std::size_t w = 5;
     for (const auto& cl : res.classes) w = std::max(w, cl.size() + 1);
