@@ -1829,7 +1829,9 @@ TEST(CliTabular, RowNamesCategoriesMissingCellsAndIds) {
   ASSERT_EQ(scores.code, 0) << scores;
   EXPECT_NE(scores.err.find("note: column 1 of " + train + " has no name in the header (row names"), std::string::npos) << scores;
   EXPECT_EQ(scores.err.find("--id"), std::string::npos) << scores;
-  EXPECT_NE(p.err.find("note: 1 cell of " + query + " holds a category the training rows lack"), std::string::npos) << p;
+  EXPECT_NE(p.err.find("note: 1 cell of " + query + " holds a category the training rows lack (in \"colour\"): encoded as all zeros"),
+            std::string::npos)
+      << p;
   const std::string json = cli({"predict", "--train", train, "--query", query, "-k", "3", "--impute", "mean", "--format", "json",
                                 "--id", "0"})
                                .out;

@@ -513,6 +513,7 @@ TEST(TabularPreprocessor, OneHotLayoutInFeatureOrder) {
   EXPECT_EQ(e.values, (std::vector<float>{4, 0, 0, 0, 40, 1, 0,  //
                                           2, 0, 1, 0, 50, 0, 0}));
   EXPECT_EQ(report.unknown_categories, 2u);
+  EXPECT_EQ(report.unknown_in, (std::vector<std::string>{"color", "size"}));  // in the training rows' feature order
   EXPECT_EQ(report.imputed, 1u);
 }
 

@@ -98,7 +98,8 @@ void DataNotes::query(const Dataset& data, const PrepReport& report) {
   if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data, rows_out_));
   if (report.unknown_categories)
     lines_.push_back(std::to_string(report.unknown_categories) + (report.unknown_categories == 1 ? " cell" : " cells") + " of " +
-                     data.source + (report.unknown_categories == 1 ? " holds" : " hold") + " a category the training rows lack: encoded as all zeros");
+                     data.source + (report.unknown_categories == 1 ? " holds" : " hold") + " a category the training rows lack (in " +
+                     some(report.unknown_in) + "): encoded as all zeros");
   if (report.imputed)
     lines_.push_back(std::to_string(report.imputed) + (report.imputed == 1 ? " missing cell" : " missing cells") + " of " +
                      data.source + " filled as fitted on the training rows (--impute)");

@@ -49,6 +49,8 @@ struct FeaturePrep {
 struct PrepReport {
   std::size_t imputed = 0;
   std::size_t unknown_categories = 0;
+  /// The features that held them, each once, in feature order.
+  std::vector<std::string> unknown_in;
 };
 
 class Preprocessor {

@@ -251,6 +251,7 @@ Matrix Preprocessor::transform(const Matrix& raw, const std::vector<std::vector<
   }
   Matrix out(raw.rows, width);
   PrepReport seen;
+  std::vector<bool> unknown(d, false);  // the features with a category the training rows lack
   for (std::size_t r = 0; r < raw.rows; ++r) {
     const float* in = raw.row(r);
     float* o = out.row(r);
@@ -279,7 +280,10 @@ Matrix Preprocessor::transform(const Matrix& raw, const std::vector<std::vector<
         s = fp.fill_category;
       } else {
         s = slot[f].at(static_cast<std::size_t>(v));
-        if (s < 0) ++seen.unknown_categories;
+        if (s < 0) {
+          ++seen.unknown_categories;
+          unknown[f] = true;
+        }
       }
       if (s >= 0) o[at[f] + static_cast<std::size_t>(s)] = 1.0f;
     }
@@ -287,6 +291,9 @@ Matrix Preprocessor::transform(const Matrix& raw, const std::vector<std::vector<
   if (report) {
     report->imputed += seen.imputed;
     report->unknown_categories += seen.unknown_categories;
+    for (std::size_t f = 0; f < d; ++f)
+      if (unknown[f] && std::find(report->unknown_in.begin(), report->unknown_in.end(), features_[f].name) == report->unknown_in.end())
+        report->unknown_in.push_back(features_[f].name);
   }
   return out;
 }
