@@ -1886,6 +1886,20 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   EXPECT_NE(fixed.out.find("(20 rows, 3 features, 2 classes)"), std::string::npos) << fixed;
   // The title line: the note names --skip-lines, which reads the file as if it had none.
   EXPECT_NE(r.err.find("; if a title line stands above the header, --skip-lines 1 passes over it"), std::string::npos) << r;
+  // A text title, one name: the label is not found, and the error names --skip-lines.
+  const std::string text_title = write_temp("text_title.csv", "Cars 1993\nx,type\n1,a\n2,b\n3,a\n4,b\n");
+  const CliResult no_label = cli({"evaluate", "--train", text_title, "--label", "type", "-k", "1", "--folds", "2"});
+  EXPECT_EQ(no_label.code, 2) << no_label;
+  EXPECT_NE(no_label.err.find("no column named \"type\" in " + text_title + " (columns: \"Cars 1993\"); its header row holds one name: "
+                              "a title line above the header? (--skip-lines passes over lines at the top of each file read)"),
+            std::string::npos)
+      << no_label;
+  const CliResult no_features = cli({"evaluate", "--train", text_title, "-k", "1", "--folds", "2"});
+  EXPECT_EQ(no_features.code, 2) << no_features;
+  EXPECT_NE(no_features.err.find(text_title + ":1: no feature columns (only the label \"Cars 1993\"); its header row holds one name"),
+            std::string::npos)
+      << no_features;
+  EXPECT_EQ(cli({"evaluate", "--train", text_title, "--label", "type", "-k", "1", "--folds", "2", "--skip-lines", "1"}).code, 0);
   const CliResult skipped = cli({"evaluate", "--train", t, "-k", "3", "--skip-lines", "1"});
   ASSERT_EQ(skipped.code, 0) << skipped;
   EXPECT_EQ(skipped.err.find("note:"), std::string::npos) << skipped;

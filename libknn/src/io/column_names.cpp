@@ -101,7 +101,7 @@ std::optional<std::size_t> find_column(const std::string& spec, const std::vecto
 }
 
 std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
-                           const std::string& parameter, const std::string& file) {
+                           const std::string& parameter, const std::string& file, const std::string& hint) {
   if (const auto found = find_column(spec, names, header_line, parameter, file)) return *found;
   const char* b = spec.c_str();
   char* e = nullptr;
@@ -112,7 +112,7 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
     throw Error::parameter(parameter, "column index " + quote(spec) + " is out of range for " + file + " (" +
                                           std::to_string(n) + " columns: 0.." + std::to_string(n - 1) + " or -" +
                                           std::to_string(n) + "..-1)");
-  throw Error::parameter(parameter, "no column named " + quote(spec) + " in " + file + columns_hint(spec, names));
+  throw Error::parameter(parameter, "no column named " + quote(spec) + " in " + file + columns_hint(spec, names) + hint);
 }
 
 }  // namespace knn::detail

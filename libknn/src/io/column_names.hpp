@@ -19,9 +19,10 @@ namespace knn::detail {
 std::optional<std::size_t> find_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
                                        const std::string& parameter, const std::string& file);
 
-/// find_column, or knn::Error::parameter(parameter, ...) naming the file's columns and the closest.
+/// find_column, or knn::Error::parameter(parameter, ...) naming the file's columns and the closest,
+/// then `hint` (a cause the caller knows of).
 std::size_t resolve_column(const std::string& spec, const std::vector<std::string>& names, std::size_t header_line,
-                           const std::string& parameter, const std::string& file);
+                           const std::string& parameter, const std::string& file, const std::string& hint = "");
 
 /// Where `name` is among `names`: the one exact match, else the one match without regard to case.
 std::optional<std::size_t> match_name(const std::string& name, const std::vector<std::string>& names);

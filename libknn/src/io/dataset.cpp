@@ -63,15 +63,17 @@ Dataset open_dataset(Source& source, const CsvOptions& o) {
   return d;
 }
 
-// Where a query file lacks a training column by name: a header row of numbers and empty names
-// only (the title line of a file such as scikit-learn's copy of the Boston housing data) was
-// most likely a title read as the header.
+// Where a file lacks a column by name, or has no feature: a header row of numbers and empty
+// names only (the title line of a file such as scikit-learn's copy of the Boston housing data),
+// or of one name, was most likely a title read as the header.
 std::string title_hint(const Dataset& d) {
-  if (!names_are_numbers(d.column_names)) return "";
+  if (!d.options.header) return "";
+  const bool numbers = names_are_numbers(d.column_names);
+  if (!numbers && d.column_names.size() != 1) return "";
+  const std::string what = numbers ? "its header row holds numbers only" : "its header row holds one name";
   if (d.options.skip_lines == 0)
-    return "; its header row holds numbers only: a title line above the header? (" + param("skip_lines") +
-           " passes over lines at the top of each file read)";
-  return "; its header row holds numbers only: " + param("skip_lines") + " " + std::to_string(d.options.skip_lines) +
+    return "; " + what + ": a title line above the header? (" + param("skip_lines") + " passes over lines at the top of each file read)";
+  return "; " + what + ": " + param("skip_lines") + " " + std::to_string(d.options.skip_lines) +
          " passes over lines of every file read, and may have passed over this one's header";
 }
 
@@ -118,7 +120,8 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   if (o.header)
     for (std::size_t c = 0; c < ncols; ++c)
       if (data.column_names[c].empty()) role[c] = kIgnore;
-  data.label_column = o.label.empty() ? ncols - 1 : resolve_column(o.label, data.column_names, data.header_line(), "label", data.source);
+  data.label_column = o.label.empty() ? ncols - 1
+                                      : resolve_column(o.label, data.column_names, data.header_line(), "label", data.source, title_hint(data));
   role[data.label_column] = kLabel;
   if (!o.id.empty()) {
     if (const auto c = find_column(o.id, data.column_names, data.header_line(), "id", data.source)) {
@@ -150,7 +153,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   }
   if (data.feature_columns.empty())
     throw Error::at(data.source, data.first_line, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
-                                           std::string(ncols > 1 ? " and columns left out" : "") + ")");
+                                           std::string(ncols > 1 ? " and columns left out" : "") + ")" + title_hint(data));
   data.label_name = data.column_names[data.label_column];
   const std::size_t d = data.feature_columns.size();
   ReadPlan plan;
