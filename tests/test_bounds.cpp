@@ -116,4 +116,24 @@ TEST(Bounds, SplitTf32TiesRoundAwayFromZero) {
   EXPECT_EQ(hi + (x - hi), x);
 }
 
+// l2_sum_ceiling(r) is at or above every sum of squares whose rounded root is r or less: each s
+// from a few ulps under r^2 up to the first whose root passes r is tried. fl(r r) alone is not
+// (some sums above it still round to r), which the count of such sums shows.
+TEST(Bounds, L2SumCeilingHoldsEverySumWhoseRootRoundsToIt) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-300, 300);
+  int above_the_plain_square = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double r = std::ldexp(mantissa(rng), exponent(rng) / 2);
+    double s = r * r;
+    for (int u = 0; u < 4; ++u) s = std::nextafter(s, 0.0);
+    for (int u = 0; u < 64 && std::sqrt(s) <= r; ++u, s = std::nextafter(s, INFINITY)) {
+      ASSERT_LE(s, knn::detail::l2_sum_ceiling(r)) << "r = " << r << ", s = " << s;
+      if (s > r * r) ++above_the_plain_square;
+    }
+  }
+  EXPECT_GT(above_the_plain_square, 0);
+}
+
 }  // namespace

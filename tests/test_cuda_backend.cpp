@@ -464,6 +464,8 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
 // (KNN_GPU_WGMMA=0, "tau"), the first round's lists hold nearly every query's candidates, so few
 // queries are collected again (KNN_GPU_TIMING prints how many). A tau left at +inf, or far above
 // the sample's k-th bound, sends every query to the second round while the answer stays right.
+// From k = 256 on tau is a guess from a sparse sample (guessed_tau_rank), which the ranking
+// checks: one too low sends its query to the second round too.
 TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
@@ -472,7 +474,7 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
   const auto train = knn::test::random_matrix(40000, 64, rng, 0.0f, 1.0f);
   const auto q = knn::test::random_matrix(600, 64, rng, 0.0f, 1.0f);
   const knn::test::ScopedEnv fused("KNN_GPU_FUSED", "1"), timing("KNN_GPU_TIMING", "1");
-  for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{16}})
+  for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{16}, std::size_t{300}, std::size_t{1000}})
     for (const char* wgmma : {"", "0"}) {
       const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
       testing::internal::CaptureStderr();
@@ -489,6 +491,57 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
       const std::size_t again = std::stoul(log.substr(line + 12, at - line - 12));
       EXPECT_LE(again, q.rows / 20) << what << ": " << log.substr(line, at - line);
     }
+}
+
+// A guessed tau (k >= 256 on the fused path's written sample, here every 8th row) that the
+// training rows make wrong in each way it can be, the answer the CPU's all the same. The queries
+// sit at one point; 400 of the sample's rows lie at squared distance 1 from it, the rest of the
+// sample far (9), and the other rows in a band from 1 up, rho rows to a unit of squared distance.
+// The guess (the sample's 170th bound) lies just above 1, and the band's density decides what the
+// ranking finds: a sparse band leaves fewer than k candidates; a middle one k or more, but a k-th
+// distance above the guess (rows within the margin under it, beyond it in truth); a dense one
+// more candidates than the first round's lists hold. Each sends its queries to the second round
+// with a valid tau (the k-th distance's, or the sample's k-th bound); a query's excluded row is
+// one of the 400.
+TEST(CudaBackend, FusedGuessedTauIsCheckedByTheRanking) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::size_t n = 40000, d = 48, k = 1000;
+  auto q = knn::test::random_matrix(200, d, rng, -1e-4f, 1e-4f);
+  for (float& v : q.values) v += 0.5f;
+  std::vector<std::int64_t> ex(q.rows);
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<std::int64_t>(8 * (i % 400));
+  const knn::test::ScopedEnv fused("KNN_GPU_FUSED", "1"), stride("KNN_GPU_FUSED_STRIDE", "8"), timing("KNN_GPU_TIMING", "1");
+  std::size_t again_somewhere = 0;
+  for (const double rho : {1000.0, 4000.0, 8000.0, 16000.0, 32000.0, 64000.0, 200000.0}) {
+    knn::Matrix train(n, d);
+    std::fill(train.values.begin(), train.values.end(), 0.5f);
+    std::size_t band = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double s = i % 8 == 0 ? (i < 8 * 400 ? 1.0 : 9.0) : 1.0 + static_cast<double>(band++) / rho;
+      train.row(i)[i % d] += static_cast<float>(std::sqrt(s));
+    }
+    for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
+      const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
+      for (const char* wgmma : {"", "0"}) {
+        const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+        const std::string what = "rho " + std::to_string(rho) + (exclude ? " excluded" : "") + " KNN_GPU_WGMMA=" + wgmma;
+        testing::internal::CaptureStderr();
+        const auto gpu = run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, knn::Precision::tf32);
+        const std::string log = testing::internal::GetCapturedStderr();
+        expect_identical(gpu, cpu, what);
+        const auto at = log.find(" queries collected again");
+        ASSERT_NE(at, std::string::npos) << what << ": no count of the second round in\n" << log;
+        const auto line = log.rfind("gpu stages: ", at);
+        const std::size_t again = std::stoul(log.substr(line + 12, at - line - 12));
+        std::printf("%s: %zu of %zu queries collected again\n", what.c_str(), again, q.rows);
+        again_somewhere += again;
+      }
+    }
+  }
+  EXPECT_GT(again_somewhere, 0u) << "no guess was refuted: the test no longer reaches the second round";
 }
 
 // Queries that tie with many training rows, so that the fused pass appends thousands of
@@ -567,7 +620,8 @@ TEST(CudaBackend, MillionRowsTf32GiveTheCpuAnswer) {
     for (std::size_t i = 1; i < train.rows; i += 1000) std::copy_n(train.row(i - 1), train.cols, train.row(i));
     auto q = knn::test::random_matrix(300, d, rng, 0.0f, 1.0f);
     for (std::size_t i = 0; i < q.rows; i += 7) std::copy_n(train.row(i * 3331), d, q.row(i));  // exact hits, some tied
-    for (std::size_t k : {std::size_t{1}, std::size_t{10}}) {
+    for (std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{1000}}) {
+      if (k == 1000 && d == 16) continue;  // the written sample's guessed tau: one width is enough
       const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2);
       for (const char* fused : {"", "0"})
         for (const char* fp16 : {"", "0"})

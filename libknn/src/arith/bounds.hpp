@@ -58,6 +58,13 @@ KNN_HD inline double l2_underflow(std::size_t d) {
   return 0x1p-119 * (std::sqrt(dd) + 2.0 * dd + 4.0);
 }
 
+/// For an l2 distance r (the correctly rounded square root of a double sum of squares s), a sum
+/// at or above every s whose root rounds to r or less: such an s has sqrt(s) <= r (1 + 2^-53), so
+/// s <= r^2 (1 + 2^-52 + 2^-106), and fl(fl(r r) (1 + 2^-40)) >= r^2 (1 - 2^-53)^2 (1 + 2^-40)
+/// is above that. A guessed tau at or above it took every row that ties with or beats r
+/// (docs/exactness.md#guessed-tau).
+KNN_HD inline double l2_sum_ceiling(double r) { return r * r * (1.0 + 0x1p-40); }
+
 /// Relative bound of a float32 sum of |a_i - b_i| over d features (l1).
 KNN_HD inline double fp32_l1_bound(std::size_t d) {
   return 2.0 * float_gamma(d + 2) * 1.01 + static_cast<double>(d + 8) * 0x1p-50;

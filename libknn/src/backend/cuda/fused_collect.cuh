@@ -61,6 +61,9 @@ struct FusedPlan {
   // sample is every `stride`-th row of th; else from the sample's products, written out.
   bool sample_tau = false;
   int stride = 1;
+  // The rank in the sample whose upper bound is tau (guessed_tau_rank): k, or below k where tau
+  // is a guess that the ranking checks (docs/exactness.md#guessed-tau); 0 is k.
+  int tau_rank = 0;
 };
 
 /// k up to this takes tau from the sample's pass in the product kernel (launch_sample_tau).
@@ -89,6 +92,18 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
 /// as keep the device's blocks busy to the last wave.
 void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
                   int multiprocessors, cudaStream_t st);
+
+/// k from this on takes, on the fused path with a written sample, a tau guessed from the sample
+/// and checked after the ranking (guessed_tau_rank).
+constexpr std::int64_t kGuessedTauK = 256;
+
+/// The rank in a sample of every stride-th row whose upper bound serves as tau for k: k itself
+/// (a valid tau, docs/exactness.md#sampled-tau), or, from kGuessedTauK on, the rank expected to
+/// hold k rows of all below it plus four standard deviations of that count, so that about
+/// k + 4 sqrt(k stride) rows are candidates instead of stride x k. Such a tau is a guess: the
+/// ranking checks it, and a query it fails is collected again with a valid one
+/// (docs/exactness.md#guessed-tau).
+int guessed_tau_rank(std::int64_t k, int stride);
 
 /// tau's sample: one training row in this many (docs/exactness.md#sampled-tau); `asked`, where
 /// not 0, the tuning's (KNN_GPU_FUSED_STRIDE); `in_kernel`: tau from launch_sample_tau.

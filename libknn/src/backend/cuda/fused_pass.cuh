@@ -143,12 +143,17 @@ __device__ __forceinline__ void fused_append(const Slots& slots, int slot, std::
 }
 
 // The exact test of a product that passed the cheap one: query r of the block against training
-// row j (squared norm tn, rounded down), v the product q.t; appends j to the query's list when its
-// lower bound is <= tau.
+// row j (squared norm tn, rounded down), v the product q.t; whether j is a candidate of the query
+// (its lower bound is <= tau, and it is a row that is not excluded).
+__device__ __forceinline__ bool fused_exact_pass(const FusedArgs& a, const FusedQueryLimits& ql, int r, float v, float tn, std::int64_t j) {
+  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
+  return l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r];
+}
+
+// The exact test, and the append of a candidate to the query's list.
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
-  const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
-  if (l <= ql.tau[r] && j < a.b.n && j != ql.excluded[r]) fused_append(a.slots, first_slot + r, j);
+  if (fused_exact_pass(a, ql, r, v, tn, j)) fused_append(a.slots, first_slot + r, j);
 }
 
 // Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a

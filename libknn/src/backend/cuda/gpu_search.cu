@@ -108,7 +108,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
   }
   const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16, sample_tau = plan.sample_tau;
   const double c = plan.c;
-  const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride;
+  const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride, tau_rank = plan.tau_rank;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
   const bool need_split = split && !(prepared && prepared->split.get());
   // FP16 operands: every product of the TF32 pass's l2 searches, the fused pass's sample
@@ -238,7 +238,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     }
     ctx.tile.qn.resize(static_cast<std::size_t>(qt));
     ctx.tile.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
-    if (fast) fast_select_reserve(ctx, qt, k, !lists);
+    if (fast) fast_select_reserve(ctx, qt, k, !lists, tau_rank < k);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
     // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
@@ -300,7 +300,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
             take_products(ctx, fp16 ? ProductKind::fp16 : kind, args, st);
           }
           sample = make_sample_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
-          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride};
+          plan = FusedPlan{b, a, d_half, kdim, kh, q_half, &sample, d_max_tn, ctx.wgmma, sample_tau, stride, tau_rank};
         } else {
           take_products(ctx, kind, ProductArgs{b, kdim, a, kdim, cq, n, kdim, s_chunk, n}, st);
         }
@@ -323,7 +323,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
       // The second round's fused passes take the whole tile's operands.
       const FusedPlan whole{split ? ctx.tile.q_split.get() : ctx.tile.q.get(), split ? d_split : d_train, d_half, kdim, kh,
-                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma};
+                            fp16 ? ctx.tile.q_half.get() : nullptr, nullptr, d_max_tn, ctx.wgmma, false, 1, tau_rank};
       fast_select_finish(ctx, Tile{bounds, ctx.tile.q.get(), d_train, q0, qt, n, k, d, metric, results, fused ? &whole : nullptr, lists},
                          finished, timer.on());
       undelivered = true;

@@ -33,15 +33,17 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const int kdim = split ? 3 * d : d;  // the product's inner dimension
   const bool fast = k <= kFastK;
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
-  // and k <= kFastK. By default it takes TF32 products, k <= 10 and 10^6 training rows or more:
-  // the shapes where it beat writing the products (bench_knn_gpu's fused table; below 10^6 rows
-  // it did not). The tuning's `fused` forces it on or off.
+  // and k <= kFastK. By default it takes TF32 products, k <= 10 or k >= kGuessedTauK (where tau
+  // is a guess from a sparse sample, checked by the ranking), and 10^6 training rows or more: the
+  // shapes where it beat writing the products (bench_knn_gpu's fused table; below 10^6 rows it
+  // did not; at k = 1,000 --targets took 28.6 ms against the written products' 56.5 on an H200).
+  // The tuning's `fused` forces it on or off.
   // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
   // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
   // on an H100 (bench/RESULTS.md).
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
-  const bool fused_pays = tf32 && k <= 10 && !wide && n >= kFusedDefaultRows;
+  const bool fused_pays = tf32 && (k <= 10 || k >= kGuessedTauK) && !wide && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
   // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
@@ -76,8 +78,13 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // FP16 operands add the query's FP16 row, its scale and its margin. Not counted: the keys of
   // the sample's pass in the product kernel, 64 bytes a query and block part (launch_sample_tau;
   // 1.9 MiB for 10,000 queries in 3 parts).
-  const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) +
-                                      static_cast<std::size_t>(k + 64) * (fast ? 32 : 80) + 64 +
+  // The first round's places (first_round_places: 2k + 256, all of kRankCapacity for a guessed
+  // tau) hold 8 bytes each, the lists 16 a neighbour.
+  const int tau_rank = fused && !sample_tau ? guessed_tau_rank(k, stride) : static_cast<int>(k);
+  const std::size_t select_bytes = !fast         ? static_cast<std::size_t>(k + 64) * 80
+                                   : tau_rank < k ? static_cast<std::size_t>(kRankCapacity) * 8 + static_cast<std::size_t>(k) * 16
+                                                  : static_cast<std::size_t>(k + 64) * 32;
+  const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + select_bytes + 64 +
                                       (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
   if (train_bytes + per_query > budget) {
@@ -102,6 +109,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   p.kh = kh;
   p.stride = stride;
   p.sample_tau = sample_tau;
+  p.tau_rank = tau_rank;
   p.n_s = n_s;
   p.s_pitch = s_pitch;
   p.budget = budget;

@@ -8,12 +8,14 @@
 #include <knn/prim/device/device_segmented_sort.cuh>
 #include <knn/prim/warp/warp_append.cuh>
 
+#include "arith/bounds.hpp"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
 #include "backend/cuda/rank_lists.cuh"
 #include "backend/cuda/staging.cuh"
+#include "backend/cuda/tau_guess.cuh"
 #include "backend/cuda/warp_distances.cuh"
 
 namespace knn::cuda {
@@ -115,8 +117,12 @@ __device__ __forceinline__ void step_bounds(const Bounds::Row& r, std::int64_t j
 // of the row is a valid tau, and a sample spread over the row gives one a little above the
 // row's own at a fraction of the reads (the candidate pass then takes about stride times k rows
 // instead of k, which the ranking absorbs for small k; see sample_stride()).
+//
+// `rank` is k, or a smaller rank whose key is a guess (guessed_tau_rank); then `valid`, where
+// not null, takes the k-th (`valid_rank`) from the same union, a valid tau for the queries whose
+// guess the ranking refutes.
 template <int M, bool Vec, bool F32L2>
-__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int stride, unsigned* tau) {
+__global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int rank, int stride, unsigned* tau, int valid_rank, unsigned* valid) {
   constexpr int kUnion = M * kSelectThreads;
   __shared__ unsigned keys[kUnion];
   const int row = blockIdx.x;
@@ -141,7 +147,10 @@ __global__ void __launch_bounds__(kSelectThreads) union_tau(Bounds b, int k, int
   for (int m = 0; m < M; ++m) keys[m * kSelectThreads + threadIdx.x] = best[m];
   __syncthreads();
   knn::prim::block_bitonic_sort<kSelectThreads>(keys, kUnion);  // the union, ascending
-  if (threadIdx.x == 0) tau[row] = min(keys[k - 1], ordered_key(INFINITY));
+  if (threadIdx.x == 0) {
+    tau[row] = min(keys[rank - 1], ordered_key(INFINITY));
+    if (valid) valid[row] = min(keys[valid_rank - 1], ordered_key(INFINITY));
+  }
 }
 
 // Appends each row whose lower bound is <= tau to its query's list, counting all of them
@@ -192,17 +201,29 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
 // Per slot: the defined distance of each candidate (a warp computes 32 at once), sorted by
 // (distance, index) in shared memory, the first k written. A list that overflowed, or is longer
 // than `capacity`, is left (flag set) for the next round.
+//
+// With a guessed tau (`guess.tau`; l2 only), the list is also left when the guess is refuted
+// (docs/exactness.md#guessed-tau): fewer than k candidates, or a k-th distance whose square (with
+// room for its roundings) is above tau. Such a query, and one whose list overflowed, takes a
+// valid tau for the next round: the k-th distance's square where there is one, at most the
+// sample's k-th upper bound (`guess.valid`).
 template <Metric M, bool Vec>
 __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, Slots slots, int capacity,
-                                                                 std::int64_t k, double* out_dist, std::int64_t* out_index, int* left) {
+                                                                 std::int64_t k, double* out_dist, std::int64_t* out_index, int* left,
+                                                                 TauGuess guess) {
   extern __shared__ double rank_smem[];
   __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
   double* sd = rank_smem;
   auto* si = reinterpret_cast<std::int64_t*>(rank_smem + capacity);
   const int slot = blockIdx.x, row = slots.row_of(slot);
   const auto m = static_cast<std::int64_t>(slots.count[slot]);
-  if (m > slots.limit_of(slot) || m > capacity) {
-    if (threadIdx.x == 0) left[slot] = 1;
+  // The guess, read by every thread before thread 0 may replace it.
+  const float guessed = guess.tau ? key_to_float(guess.tau[row]) : 0.0f;
+  if (m > slots.limit_of(slot) || m > capacity || (guess.tau && m < k)) {
+    if (threadIdx.x == 0) {
+      left[slot] = 1;
+      if (guess.tau) guess.tau[row] = guess.valid[row];
+    }
     return;
   }
   const std::int64_t base = slots.base_of(slot);
@@ -218,20 +239,31 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   for (int x = static_cast<int>(m) + static_cast<int>(threadIdx.x); x < size; x += kSelectThreads) sd[x] = INFINITY, si[x] = INT64_MAX;
   __syncthreads();
   knn::prim::block_bitonic_sort_pairs(sd, si, size);  // by (distance, index)
+  if (guess.tau) {
+    const double at_least = detail::l2_sum_ceiling(sd[k - 1]);
+    if (!(at_least <= static_cast<double>(guessed))) {
+      if (threadIdx.x == 0) {
+        left[slot] = 1;
+        guess.tau[row] = min(guess.valid[row], ordered_key(__double2float_ru(at_least)));
+      }
+      return;
+    }
+  }
   for (std::int64_t x = threadIdx.x; x < k; x += blockDim.x) {
     out_dist[static_cast<std::int64_t>(slot) * k + x] = sd[x];
     out_index[static_cast<std::int64_t>(slot) * k + x] = si[x];
   }
 }
 
-// rank_candidates over `slots` slots, each with `capacity` places of shared memory.
+// rank_candidates over `slots` slots, each with `capacity` places of shared memory; `guess`
+// where their tau is a guess.
 void launch_rank(const float* q, const float* t, int d, Metric metric, const Slots& slots, int slot_count, int capacity, std::int64_t k,
-                 double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st) {
+                 double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st, TauGuess guess = {}) {
   if (slot_count == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(capacity) * (sizeof(double) + sizeof(std::int64_t));
   with_rows_kind(metric, d, q, t, [&](auto m, auto vec) {
     rank_candidates<decltype(m)::value, decltype(vec)::value>
-        <<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(q, t, d, slots, capacity, k, out_dist, out_index, left);
+        <<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(q, t, d, slots, capacity, k, out_dist, out_index, left, guess);
   });
   KNN_LAUNCHED(rank_candidates);
 }
@@ -302,6 +334,8 @@ __global__ void scatter_lists(const double* dist, const std::int64_t* index, con
 
 }  // namespace
 
+bool Tile::guessed() const { return fused && fused->tau_rank && fused->tau_rank < k; }
+
 void small_k_init() {
   // Every rank_candidates: the second round's lists take kRankCapacity places.
   const int bytes = kRankCapacity * static_cast<int>(sizeof(double) + sizeof(std::int64_t));
@@ -312,10 +346,11 @@ void small_k_init() {
 }
 
 // Buffers of the two-pass path for a tile of qt queries; with host_lists, the page-locked lists too.
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists) {
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed) {
   const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
   ctx.small.tau.resize(rows);
-  ctx.small.cand.resize(rows * static_cast<std::size_t>(first_round_places(k)));
+  ctx.small.tau_valid.resize(rows);
+  ctx.small.cand.resize(rows * static_cast<std::size_t>(first_round_places(k, guessed)));
   ctx.small.found.resize(rows);
   ctx.small.left.resize(rows);
   ctx.small.out_dist.resize(items);
@@ -334,7 +369,7 @@ void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool 
 // whose first query is row c0 of the tile), queued on `st`: results go to pinned host memory.
 void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStream_t st, StageTimer& timer) {
   SmallKWorkspace::HostResults& h = ctx.small.host[t.results];
-  const std::int64_t rows = t.qt, k = t.k, cap = first_round_places(k);
+  const std::int64_t rows = t.qt, k = t.k, cap = first_round_places(k, t.guessed());
   int capacity = 1;
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.small.tau.get() + c0;
@@ -343,16 +378,25 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   // The fused path's tau comes from its sample: the sample's pass in the product kernel, or its
   // products, read whole; the others' from one step in sample_stride(k) of the tile's product.
   const bool sample_tau = t.fused && t.fused->sample_tau;
+  // A guessed tau (FusedPlan::tau_rank below k) comes with the sample's valid one, for the queries
+  // whose guess the ranking refutes.
+  const int tau_rank = t.guessed() ? t.fused->tau_rank : static_cast<int>(k);
+  unsigned* tau_valid = t.guessed() ? ctx.small.tau_valid.get() + c0 : nullptr;
   if (sample_tau) {
     launch_sample_tau(*t.fused, *t.fused->sample, first, static_cast<int>(rows), static_cast<int>(k), ctx.multiprocessors, ctx.fused.tau_keys,
                       tau, st);
   } else {
     const Bounds& tb = t.fused ? *t.fused->sample : t.bounds;
     const int stride = t.fused ? 1 : sample_stride(k);
+    // Four keys a thread (a union of 1,024) where tau's rank is up to 256, and where it is a guess
+    // of rank up to 256 with k up to 1,024: the fallback's valid tau is then only looser (one
+    // thread may hold more than 4 of the sample's k smallest), and the union's sort a quarter of
+    // 16 keys' (4,096).
+    const bool four = k <= 256 || (tau_valid && tau_rank <= 256 && k <= 4 * kSelectThreads);
     with_pass_kind(tb, [&](auto vec, auto f32l2) {
       constexpr bool v = decltype(vec)::value, f = decltype(f32l2)::value;
-      if (k <= 256) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
-      else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, static_cast<int>(k), stride, tau);
+      if (four) union_tau<4, v, f><<<grid, kSelectThreads, 0, st>>>(tb, tau_rank, stride, tau, static_cast<int>(k), tau_valid);
+      else union_tau<16, v, f><<<grid, kSelectThreads, 0, st>>>(tb, tau_rank, stride, tau, static_cast<int>(k), tau_valid);
     });
     KNN_LAUNCHED(union_tau);
   }
@@ -366,7 +410,8 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   // page-locked memory.
   double* to_dist = t.lists ? t.lists->dist + t.q0 * k : ctx.small.out_dist.get() + c0 * k;
   std::int64_t* to_index = t.lists ? t.lists->index + t.q0 * k : ctx.small.out_index.get() + c0 * k;
-  launch_rank(t.q, t.train, t.d, t.metric, first, static_cast<int>(rows), capacity, k, to_dist, to_index, ctx.small.left.get() + c0, st);
+  launch_rank(t.q, t.train, t.d, t.metric, first, static_cast<int>(rows), capacity, k, to_dist, to_index, ctx.small.left.get() + c0, st,
+              TauGuess{tau_valid ? tau : nullptr, tau_valid});
   timer.mark(st, "rank");
   const auto items = static_cast<std::size_t>(rows * k);
   if (!t.lists) {
@@ -394,7 +439,7 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
   if (timing)
     std::fprintf(stderr, "gpu stages: waited %.3f ms for the tile's device work\n",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_start).count());
-  const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k);
+  const std::int64_t qt = t.qt, k = t.k, cap = first_round_places(k, t.guessed());
   const auto nq_tile = static_cast<std::size_t>(qt);
   res.q0 = t.q0;
   res.qt = qt;
@@ -412,6 +457,21 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
   std::vector<int> rows;
   for (std::size_t i = 0; i < nq_tile; ++i)
     if (left[i]) rows.push_back(static_cast<int>(i));
+  // Each query's candidates under its tau, as counted by the first round; where tau was a guess,
+  // the ranking gave the queries it left a valid tau, whose candidates are counted now (a pass
+  // that appends none).
+  std::vector<unsigned long long> counted(found, found + nq_tile);
+  if (t.guessed() && !rows.empty()) {
+    const std::size_t g = rows.size();
+    ctx.small.slot_row.resize(g);
+    KNN_CUDA(cudaMemcpyAsync(ctx.small.slot_row.get(), rows.data(), g * sizeof(int), cudaMemcpyHostToDevice, st));
+    const Slots counting{ctx.small.slot_row.get(), nullptr, nullptr, 0, ctx.small.cand.get(), ctx.small.found.get()};
+    launch_fused(*t.fused, t.bounds, ctx.small.tau.get(), counting, static_cast<int>(g), ctx.multiprocessors, st);
+    std::vector<unsigned long long> now(g);
+    KNN_CUDA(cudaMemcpyAsync(now.data(), ctx.small.found.get(), g * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
+    KNN_CUDA(cudaStreamSynchronize(st));
+    for (std::size_t x = 0; x < g; ++x) counted[static_cast<std::size_t>(rows[x])] = now[x];
+  }
   std::size_t on_sorted = 0;
   const std::int64_t group_places = std::max<std::int64_t>(qt * cap, 1);
   std::vector<int> group;
@@ -423,10 +483,10 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
     base.clear();
     limit.clear();
     std::int64_t places = 0;
-    while (r < rows.size() && (group.empty() || places + static_cast<std::int64_t>(found[rows[r]]) <= group_places)) {
+    while (r < rows.size() && (group.empty() || places + static_cast<std::int64_t>(counted[rows[r]]) <= group_places)) {
       group.push_back(rows[r]);
       base.push_back(places);
-      limit.push_back(static_cast<std::int64_t>(found[rows[r]]));
+      limit.push_back(static_cast<std::int64_t>(counted[rows[r]]));
       places += limit.back();
       ++r;
     }

@@ -31,14 +31,14 @@ struct SmallKWorkspace {
     PinnedArray<unsigned long long> found;
   };
   HostResults host[2];
-  DeviceArray<unsigned> tau;
+  DeviceArray<unsigned> tau, tau_valid;  // tau_valid: the sample's k-th upper bound, where tau is a guess
   DeviceArray<std::int64_t> cand, out_index, slot_base, slot_limit, row_ordered;
   DeviceArray<int> left, slot_row;
   DeviceArray<unsigned long long> found;
   DeviceArray<double> dist, out_dist;
   template <class F>
   void for_each_buffer(F&& f) {
-    f(tau), f(cand), f(out_index), f(slot_base), f(slot_limit), f(row_ordered), f(left), f(slot_row), f(found), f(dist), f(out_dist);
+    f(tau), f(tau_valid), f(cand), f(out_index), f(slot_base), f(slot_limit), f(row_ordered), f(left), f(slot_row), f(found), f(dist), f(out_dist);
   }
 };
 
@@ -53,17 +53,23 @@ struct Tile {
   int results;  // the set of the workspace's host results its first-round results go to
   const struct FusedPlan* fused = nullptr;  // set: candidates by fused_collect, tau from its sample
   const struct DeviceLists* lists = nullptr;  // set: the lists go there (rows q0..), not to the host
+  bool guessed() const;  // tau is a guess that the ranking checks (FusedPlan::tau_rank below k)
 };
 
 /// First-round places per query: room for the k nearest and what ties with them within the
-/// margin; most queries need far fewer.
-inline std::int64_t first_round_places(std::int64_t k) { return std::min<std::int64_t>(2 * k + 256, kRankCapacity); }
+/// margin; most queries need far fewer. A guessed tau (FusedPlan::tau_rank) admits more, about
+/// 1.35 k rows and those within the margin of them: it takes all that the ranking holds in shared
+/// memory, since a list that overflows is collected again under a valid tau, which admits many
+/// more.
+inline std::int64_t first_round_places(std::int64_t k, bool guessed = false) {
+  return guessed ? kRankCapacity : std::min<std::int64_t>(2 * k + 256, kRankCapacity);
+}
 
 /// Lets rank_candidates take its shared memory (once per context).
 void small_k_init();
 /// Buffers of this path for a tile of qt queries; with host_lists, the page-locked lists too (a
 /// search of device memory has none).
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists);
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed = false);
 /// tau, candidates and their ranking for one chunk of a tile (`t` describes the chunk, whose first
 /// query is row c0 of the tile), queued on `st`: results go to page-locked host memory, or to
 /// t.lists.

@@ -46,6 +46,12 @@ constexpr int kSamplePartStages = 32;
 
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
 
+// The candidate pass: candidates a warp holds in shared memory before it appends them to their
+// queries' lists. Each append takes a global atomic whose result it waits for; taken one by one
+// in a warp's slow branch, they held it a round trip each (at k = 1,000 most warps find some
+// candidates in every stage), where 32 lanes appending together wait once.
+constexpr unsigned kWarpFinds = 64;
+
 // Where 16-byte word w (terms 8w..8w + 7) of row r of an operand of R rows lies, in halves: the
 // terms in chunks of 64, each chunk R rows of 128 bytes whose words are swizzled (word w % 8 of
 // row r at (w % 8) ^ (r % 8)): the layout wgmma reads as "128-byte swizzle" from a multiple of
@@ -87,6 +93,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   __shared__ __align__(128) float t_norm[2 * kFusedRing][kFusedRows];
   __shared__ __align__(8) std::uint64_t landed[kFusedRing];
   __shared__ unsigned done[kFusedRing];
+  // The candidate pass's finds of each warp not yet appended: (query row of the block, training
+  // row less the part's first), and how many (past kWarpFinds, the rest were appended at once).
+  __shared__ uint2 finds[Tau ? 1 : warps][kWarpFinds];
+  __shared__ unsigned find_count[warps];
   const Bounds& b = a.b;
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
@@ -145,7 +155,30 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   // block's warps to be done refills the place with stage s + kFusedRing. The fences order every
   // warp's reads of the place (and of the norms that stage's copies replace) before the copy
   // engine's writes.
-  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  // The candidate pass's finds held in shared memory name their training row as an offset from
+  // the part's first, in 32 bits (a part of 2^32 rows or more appends each find at once).
+  const std::int64_t part_first = stage0 * kFusedRows;
+  const bool buffered = !Tau && static_cast<std::uint64_t>(a.stages_per_part) * kFusedRows <= 0xffffffffull;
+  if (lane == 0) find_count[warp] = 0;
+  __syncwarp();
+  // Appends the warp's finds held in shared memory, if at least `least`: each lane one, so that
+  // the warp waits for their atomics once. All lanes, converged.
+  const auto flush = [&](unsigned least) {
+    if constexpr (!Tau) {
+      __syncwarp();
+      const unsigned held = min(find_count[warp], kWarpFinds);
+      if (held >= least) {  // the same for the whole warp
+        for (unsigned i = lane; i < held; i += 32) {
+          const uint2 f = finds[warp][i];
+          fused_append(a.slots, first_slot + static_cast<int>(f.x), part_first + f.y);
+        }
+        __syncwarp();
+        if (lane == 0) find_count[warp] = 0;
+        __syncwarp();
+      }
+    }
+  };
   const auto release = [&](std::int64_t s) {
     if (lane == 0) {
       const int place = static_cast<int>(s % kFusedRing);
@@ -227,26 +260,22 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
 #pragma unroll
       for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
       if (!under(least8)) return;
-      if constexpr (Tau) {
-        // The sample's pass comes here in most stages: one copy of `take`, in a loop over the
-        // products under the limit, keeps its code short for the instruction cache (unrolled,
-        // the 8 copies of each of the 8 places it is called from were most of the kernel).
-        float v[8];
-        unsigned pending = 0;
+      // Most warps come here in most stages in the sample's pass, and in the candidate pass at
+      // large k: one copy of `take`, in a loop over the products under the limit, keeps the code
+      // short for the instruction cache (unrolled, the 8 copies of each of the 8 places it is
+      // called from were most of the kernel). The limit is read again after every take (the
+      // sample's pass lowers it).
+      float v[8];
+      unsigned pending = 0;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          v[i] = acc[4 * (4 * g + i / 2) + 2 * h + i % 2];
-          if (under(x[i])) pending |= 1u << i;
-        }
+      for (int i = 0; i < 8; ++i) {
+        v[i] = acc[4 * (4 * g + i / 2) + 2 * h + i % 2];
+        if (under(x[i])) pending |= 1u << i;
+      }
 #pragma unroll 1
-        for (; pending != 0; pending &= pending - 1) {
-          const int i = __ffs(static_cast<int>(pending)) - 1;
-          if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], v[i]);
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], acc[4 * (4 * g + i / 2) + 2 * h + i % 2]);
+      for (; pending != 0; pending &= pending - 1) {
+        const int i = __ffs(static_cast<int>(pending)) - 1;
+        if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], v[i]);
       }
     };
     if constexpr (Tau) {
@@ -287,7 +316,17 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
         screen8(
             acc, h, g, b.c_dn, [&](float x) { return !(x > cheap[h]); },
             [&](int j, int e, float tnj, float v) {
-              fused_exact_test(a, ql, first_slot, r0 + 8 * h, v * (-0.5f * inv2[h]), tnj, j0 + j * 8 + 2 * tig + e);
+              const int r = r0 + 8 * h;
+              const std::int64_t row = j0 + j * 8 + 2 * tig + e;
+              if (!fused_exact_pass(a, ql, r, v * (-0.5f * inv2[h]), tnj, row)) return;
+              if (buffered) {
+                const unsigned at = atomicAdd(&find_count[warp], 1u);
+                if (at < kWarpFinds) {
+                  finds[warp][at] = make_uint2(static_cast<unsigned>(r), static_cast<unsigned>(row - part_first));
+                  return;
+                }
+              }
+              fused_append(a.slots, first_slot + r, row);  // the warp's places are full
             });
     }
   };
@@ -328,7 +367,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
       __syncwarp();  // the epilogue's branches rejoin before the aligned wgmma instructions
       epilogue(*reinterpret_cast<const float(*)[32]>(acc + 32), tn, 1, stage);
       __syncwarp();
+      flush(kWarpFinds / 2);
     }
+    flush(1);
   } else {
     // The sample's pass, whose tests are longer, multiplies a stage as two groups of 64 rows, each
     // tested while the other is multiplied: half 0 of stage s while half 1 is, half 1 while half
