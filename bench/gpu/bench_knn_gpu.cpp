@@ -11,6 +11,7 @@
 //       (targets()); with TEXT, only those whose name holds it (say "k = 10")
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 //   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
+//   bench_knn_gpu --fused-by-k   (only the table of the default, written and fused paths from k = 64 to 2,048)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -547,6 +548,37 @@ class DeviceBuffer {
   T* p_ = nullptr;
 };
 
+// A search as FAISS's bfKnn is timed, on a backend of default options made for it (precision
+// auto, training rows prepared): queries uploaded and lists allocated before, the lists left on
+// the GPU (knn::search_on_device). The median of 5 calls after the first, and the first 20
+// queries' lists.
+struct OnGpu {
+  double ms;
+  knn::Neighbors first;
+};
+OnGpu search_on_gpu(const knn::Matrix& train, const knn::Matrix& q, std::size_t k) {
+  DeviceBuffer<float> dq(q.values.size());
+  DeviceBuffer<std::int64_t> index(q.rows * k);
+  DeviceBuffer<double> dist(q.rows * k);
+  dq.upload(q.values.data());
+  OnGpu out;
+  out.ms = gpu_row(knn::Precision::automatic, train, true, 5, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
+             knn::DeviceSearchRequest d;
+             d.train = &train;
+             d.prepared = prep;
+             d.queries = dq.get();
+             d.rows = q.rows;
+             d.k = k;
+             d.index = index.get();
+             d.distance = dist.get();
+             knn::search_on_device(b, d);
+           }).ms;
+  out.first.k = k;
+  out.first.index = index.download(20 * k);
+  out.first.distance = dist.download(20 * k);
+  return out;
+}
+
 // The searches the exactness-at-tensor-core-speed targets name, each on a backend of default
 // options (precision auto) made for it, training rows on the GPU: Fashion-MNIST k = 5, 10^6 x 128
 // at k = 10 and 1,000, and 100,000 x 64 with 2,000 queries at k = 4,096, each timed twice: from
@@ -581,29 +613,34 @@ void targets(const std::string& train_csv, const std::string& test_csv, const st
     knn::Neighbors nb;
     const GpuRow g = gpu_row(knn::Precision::automatic, r.train, true, 5,
                              [&](const knn::Backend& b, const knn::PreparedTrain* prep) { nb = search(b, r.train, r.q, r.k, prep); });
-    // The same search as FAISS's bfKnn is timed: queries uploaded and lists allocated before, the
-    // lists left on the GPU (knn::search_on_device).
-    DeviceBuffer<float> dq(r.q.values.size());
-    DeviceBuffer<std::int64_t> index(r.q.rows * r.k);
-    DeviceBuffer<double> dist(r.q.rows * r.k);
-    dq.upload(r.q.values.data());
-    const GpuRow on_gpu = gpu_row(knn::Precision::automatic, r.train, true, 5, [&](const knn::Backend& b, const knn::PreparedTrain* prep) {
-      knn::DeviceSearchRequest d;
-      d.train = &r.train;
-      d.prepared = prep;
-      d.queries = dq.get();
-      d.rows = r.q.rows;
-      d.k = r.k;
-      d.index = index.get();
-      d.distance = dist.get();
-      knn::search_on_device(b, d);
-    });
-    knn::Neighbors from_gpu;
-    from_gpu.k = r.k;
-    from_gpu.index = index.download(20 * r.k);
-    from_gpu.distance = dist.download(20 * r.k);
+    const OnGpu on_gpu = search_on_gpu(r.train, r.q, r.k);
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, r.train, first_rows(r.q, 20), r.k);
-    std::printf("| %s | %.2f | %.2f | %zu, %zu |\n", r.name, g.ms, on_gpu.ms, mismatches(nb, cpu, 20), mismatches(from_gpu, cpu, 20));
+    std::printf("| %s | %.2f | %.2f | %zu, %zu |\n", r.name, g.ms, on_gpu.ms, mismatches(nb, cpu, 20), mismatches(on_gpu.first, cpu, 20));
+  }
+}
+
+// 10^6 x 128 with 10,000 queries in GPU memory from k = 64 to 2,048: the default path against the
+// written products (KNN_GPU_FUSED=0) and the fused pass (=1), so that the k from which the fused
+// pass is the default (kGuessedTauK) can be checked.
+void fused_by_k() {
+  std::mt19937_64 rng(1);
+  const auto train = uniform(1000000, 128, rng);
+  const auto q = uniform(10000, 128, rng);
+  std::printf("\n| 10^6 x 128, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) | fused, KNN_GPU_FUSED=1 (ms) "
+              "| of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
+  for (std::size_t k : {64u, 128u, 256u, 512u, 1000u, 2048u}) {
+    double ms[3] = {0, 0, 0};
+    knn::Neighbors first;
+    for (int v = 0; v < 3; ++v) {
+      if (v == 0) unsetenv("KNN_GPU_FUSED");
+      else setenv("KNN_GPU_FUSED", v == 1 ? "0" : "1", 1);
+      const OnGpu g = search_on_gpu(train, q, k);
+      ms[v] = g.ms;
+      if (v == 0) first = g.first;
+    }
+    unsetenv("KNN_GPU_FUSED");
+    const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(q, 20), k);
+    std::printf("| k = %zu | %.2f | %.2f | %.2f | %zu |\n", k, ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
   }
 }
 
@@ -619,6 +656,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     load_kernels();
+    if (argc >= 2 && std::string(argv[1]) == "--fused-by-k") {
+      fused_by_k();
+      return 0;
+    }
     if (argc >= 2 && std::string(argv[1]) == "--precision-choice") {
       precision_choice();
       return 0;

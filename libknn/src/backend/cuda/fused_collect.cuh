@@ -93,12 +93,19 @@ void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t
 void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
                   int multiprocessors, cudaStream_t st);
 
-/// k from this on takes, on the fused path with a written sample, a tau guessed from the sample
-/// and checked after the ranking (guessed_tau_rank).
-constexpr std::int64_t kGuessedTauK = 256;
+/// k from kGuessedTauK to kGuessedTauMaxK takes, on the fused path with a written sample, a tau
+/// guessed from the sample and checked after the ranking (guessed_tau_rank). Above, the rows
+/// under the guess and those within the margin beside them pass the kRankCapacity places of the
+/// first round's lists: at k = 2,048 and 10^6 x 128 nearly every query overflowed into a
+/// second round under the loose valid tau (430 ms against the written products' 64.6 on an
+/// H200, bench_knn_gpu --fused-by-k).
+constexpr std::int64_t kGuessedTauK = 256, kGuessedTauMaxK = 1024;
+
+/// Whether tau for k is a guess (with a sample sparser than every row).
+constexpr bool guessed_tau_fits(std::int64_t k) { return k >= kGuessedTauK && k <= kGuessedTauMaxK; }
 
 /// The rank in a sample of every stride-th row whose upper bound serves as tau for k: k itself
-/// (a valid tau, docs/exactness.md#sampled-tau), or, from kGuessedTauK on, the rank expected to
+/// (a valid tau, docs/exactness.md#sampled-tau), or, where guessed_tau_fits(k), the rank expected to
 /// hold k rows of all below it plus four standard deviations of that count, so that about
 /// k + 4 sqrt(k stride) rows are candidates instead of stride x k. Such a tau is a guess: the
 /// ranking checks it, and a query it fails is collected again with a valid one
