@@ -464,7 +464,7 @@ TEST(CudaBackend, Fp16OperandsAndTheCheapTestKeepTheAnswerAtExtremeScales) {
 // (KNN_GPU_WGMMA=0, "tau"), the first round's lists hold nearly every query's candidates, so few
 // queries are collected again (KNN_GPU_TIMING prints how many). A tau left at +inf, or far above
 // the sample's k-th bound, sends every query to the second round while the answer stays right.
-// From k = 256 to 1,024 tau is a guess from a sparse sample (guessed_tau_rank), which the ranking
+// From k = 17 to 1,024 tau is a guess from a sparse sample (guessed_tau_rank), which the ranking
 // checks: one too low sends its query to the second round too.
 TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
   REQUIRE_GPU();
@@ -493,7 +493,7 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
     }
 }
 
-// A guessed tau (k = 256 to 1,024 on the fused path's written sample, here every 8th row) that the
+// A guessed tau (k = 17 to 1,024 on the fused path's written sample, here every 8th row) that the
 // training rows make wrong in each way it can be, the answer the CPU's all the same. The queries
 // sit at one point; 400 of the sample's rows lie at squared distance 1 from it, the rest of the
 // sample far (9), and the other rows in a band from 1 up, rho rows to a unit of squared distance.

@@ -11,7 +11,7 @@
 //       (targets()); with TEXT, only those whose name holds it (say "k = 10")
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 //   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
-//   bench_knn_gpu --fused-by-k   (only the table of the default, written and fused paths from k = 64 to 2,048)
+//   bench_knn_gpu --fused-by-k   (only the table of the default, written and fused paths from k = 16 to 2,048)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -619,7 +619,7 @@ void targets(const std::string& train_csv, const std::string& test_csv, const st
   }
 }
 
-// 10^6 x 128 with 10,000 queries in GPU memory from k = 64 to 2,048: the default path against the
+// 10^6 x 128 with 10,000 queries in GPU memory from k = 16 to 2,048: the default path against the
 // written products (KNN_GPU_FUSED=0) and the fused pass (=1), so that the k from which the fused
 // pass is the default (kGuessedTauK) can be checked.
 void fused_by_k() {
@@ -628,7 +628,7 @@ void fused_by_k() {
   const auto q = uniform(10000, 128, rng);
   std::printf("\n| 10^6 x 128, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) | fused, KNN_GPU_FUSED=1 (ms) "
               "| of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
-  for (std::size_t k : {64u, 128u, 256u, 512u, 1000u, 2048u}) {
+  for (std::size_t k : {16u, 32u, 48u, 64u, 128u, 192u, 256u, 512u, 1000u, 1024u, 2048u}) {
     double ms[3] = {0, 0, 0};
     knn::Neighbors first;
     for (int v = 0; v < 3; ++v) {

@@ -517,14 +517,14 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 // measurements) replaces the first bound where it is not 0; lists that overflow then take the
 // second round, so every stride gives the same answer.
 //
-// From kGuessedTauK to kGuessedTauMaxK, tau is a guess (guessed_tau_rank) whose candidates number about
-// k + 4 sqrt(k stride), so the sample can be sparse: one row in k / 128 (rounded up), at most
-// 32, which puts some 170 sample rows under tau and about 1.35 k rows of all. At 10^6 x 128 and
-// k = 1,000 on an H200 one row in 8 took 28.6 ms, in 15 30.8 and in 4 36.1 (bench/RESULTS.md):
-// a denser sample costs more than the candidates it spares.
+// From kGuessedTauK to kGuessedTauMaxK, tau is a guess (guessed_tau_rank) whose candidates number
+// about k + 4 sqrt(k stride), so the sample can be sparse: one row in kGuessedStride. At 10^6 x
+// 128 and k = 1,000 on an H200 one row in 8 took 28.6 ms, in 15 30.8 and in 4 36.1
+// (bench/RESULTS.md): a denser sample costs more than the candidates it spares, a sparser one
+// more in candidates than it saves.
 int fused_stride(std::int64_t k, std::int64_t n, int asked, bool in_kernel) {
   const std::int64_t by_lists = asked > 0               ? asked
-                                : guessed_tau_fits(k)   ? (k + 127) / 128
+                                : guessed_tau_fits(k)   ? kGuessedStride
                                                         : (2 * k + 256) / ((in_kernel ? 5 : 4) * k);
   const std::int64_t by_rows = n / (4 * k);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, asked > 0 ? 1024 : 32));

@@ -99,7 +99,9 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 /// first round's lists: at k = 2,048 and 10^6 x 128 nearly every query overflowed into a
 /// second round under the loose valid tau (430 ms against the written products' 64.6 on an
 /// H200, bench_knn_gpu --fused-by-k).
-constexpr std::int64_t kGuessedTauK = 256, kGuessedTauMaxK = 1024;
+constexpr std::int64_t kGuessedTauK = kSampleTauK + 1, kGuessedTauMaxK = 1024;
+/// The sample of a guessed tau: one training row in this many (fused_stride).
+constexpr int kGuessedStride = 8;
 
 /// Whether tau for k is a guess (with a sample sparser than every row).
 constexpr bool guessed_tau_fits(std::int64_t k) { return k >= kGuessedTauK && k <= kGuessedTauMaxK; }

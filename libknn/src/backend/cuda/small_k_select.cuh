@@ -57,8 +57,8 @@ struct Tile {
 };
 
 /// First-round places per query: room for the k nearest and what ties with them within the
-/// margin; most queries need far fewer. A guessed tau (FusedPlan::tau_rank) admits more, about
-/// 1.35 k rows and those within the margin of them: it takes all that the ranking holds in shared
+/// margin; most queries need far fewer. A guessed tau (FusedPlan::tau_rank) admits more,
+/// k + 4 sqrt(8 k) rows and those within the margin of them: it takes all that the ranking holds in shared
 /// memory, since a list that overflows is collected again under a valid tau, which admits many
 /// more.
 inline std::int64_t first_round_places(std::int64_t k, bool guessed = false) {
