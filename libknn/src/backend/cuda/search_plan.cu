@@ -33,17 +33,19 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const int kdim = split ? 3 * d : d;  // the product's inner dimension
   const bool fast = k <= kFastK;
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
-  // and k <= kFastK. By default it takes TF32 products, k <= kGuessedTauMaxK (from k = 17 tau is
-  // a guess from a sparse sample, checked by the ranking), and 10^6 training rows or more: the
-  // shapes where it beat writing the products (bench_knn_gpu's fused table; below 10^6 rows it
-  // did not; `bench_knn_gpu --fused-by-k` on an H200: 8.0 to 28.8 ms against 33 to 57 from k = 16
-  // to 1,024, and 73.7 against 64.7 at k = 2,048). The tuning's `fused` forces it on or off.
+  // and k <= kFastK. By default it takes TF32 products, 10^6 training rows or more, and k <= 10,
+  // or on Hopper's warpgroup kernel (`wgmma`) k <= kGuessedTauMaxK (from k = 17 tau is a guess
+  // from a sparse sample, checked by the ranking): the shapes where it beat writing the products
+  // (bench_knn_gpu's fused table; below 10^6 rows it did not; `bench_knn_gpu --fused-by-k` on an
+  // H200: 8.0 to 28.8 ms against 33 to 57 from k = 16 to 1,024, and 73.7 against 64.7 at
+  // k = 2,048). The mma.sync kernel was not measured past k = 10. The tuning's `fused` forces it
+  // on or off.
   // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
   // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
   // on an H100 (bench/RESULTS.md).
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
-  const bool fused_pays = tf32 && k <= kGuessedTauMaxK && !wide && n >= kFusedDefaultRows;
+  const bool fused_pays = tf32 && (k <= 10 || (wgmma && k <= kGuessedTauMaxK)) && !wide && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
   // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
