@@ -10,6 +10,7 @@
 #include "backend/cuda/candidate_slots.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/operands.cuh"
+#include "backend/cuda/small_k_select.cuh"
 #include "knn/error.hpp"
 
 namespace knn::cuda {
@@ -34,7 +35,8 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const bool fast = k <= kFastK;
   // The fused path (fused_collect): l2 on tensor cores with at most kFusedMaxTerms product terms
   // and k <= kFastK. By default it takes TF32 products, 10^6 training rows or more, and k <= 10,
-  // or on Hopper's warpgroup kernel (`wgmma`) k <= kGuessedTauMaxK (from k = 17 tau is a guess
+  // or where Hopper's warpgroup kernel runs (`wgmma`, FP16 operands of 33 to 128 terms: see
+  // launch_fused) k <= kGuessedTauMaxK (from k = 17 tau is a guess
   // from a sparse sample, checked by the ranking): the shapes where it beat writing the products
   // (bench_knn_gpu's fused table; below 10^6 rows it did not; `bench_knn_gpu --fused-by-k` on an
   // H200: 8.0 to 28.8 ms against 33 to 57 from k = 16 to 1,024, and 73.7 against 64.7 at
@@ -45,7 +47,8 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // on an H100 (bench/RESULTS.md).
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
-  const bool fused_pays = tf32 && (k <= 10 || (wgmma && k <= kGuessedTauMaxK)) && !wide && n >= kFusedDefaultRows;
+  const bool on_wgmma = wgmma && tuning.fp16 && metric == Metric::l2 && kdim > 32;
+  const bool fused_pays = tf32 && (k <= 10 || (on_wgmma && k <= kGuessedTauMaxK)) && !wide && n >= kFusedDefaultRows;
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
   // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
@@ -80,12 +83,12 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // FP16 operands add the query's FP16 row, its scale and its margin. Not counted: the keys of
   // the sample's pass in the product kernel, 64 bytes a query and block part (launch_sample_tau;
   // 1.9 MiB for 10,000 queries in 3 parts).
-  // The first round's places (first_round_places: 2k + 256, all of kRankCapacity for a guessed
-  // tau) hold 8 bytes each, the lists 16 a neighbour.
+  // The first round's places (first_round_places) hold 8 bytes each, and the second round's long
+  // lists up to as many places again with their distances and row-ordered copy (16 bytes each);
+  // the lists 16 bytes a neighbour.
   const int tau_rank = fused && !sample_tau ? guessed_tau_rank(k, stride) : static_cast<int>(k);
-  const std::size_t select_bytes = !fast         ? static_cast<std::size_t>(k + 64) * 80
-                                   : tau_rank < k ? static_cast<std::size_t>(kRankCapacity) * 8 + static_cast<std::size_t>(k) * 16
-                                                  : static_cast<std::size_t>(k + 64) * 32;
+  const auto places = static_cast<std::size_t>(first_round_places(k, tau_rank < k));
+  const std::size_t select_bytes = fast ? places * 24 + static_cast<std::size_t>(k) * 16 : static_cast<std::size_t>(k + 64) * 80;
   const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + select_bytes + 64 +
                                       (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
