@@ -26,6 +26,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "knn/knn.hpp"
@@ -628,17 +629,18 @@ void fused_by_k() {
   const auto q = uniform(10000, 128, rng);
   std::printf("\n| 10^6 x 128, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) | fused, KNN_GPU_FUSED=1 (ms) "
               "| of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
+  constexpr Variant paths[] = {{knn::Precision::automatic, nullptr, nullptr, "default"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "0", "written"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "1", "fused"}};
   for (std::size_t k : {16u, 32u, 48u, 64u, 128u, 192u, 256u, 512u, 1000u, 1024u, 2048u}) {
     double ms[3] = {0, 0, 0};
     knn::Neighbors first;
     for (int v = 0; v < 3; ++v) {
-      if (v == 0) unsetenv("KNN_GPU_FUSED");
-      else setenv("KNN_GPU_FUSED", v == 1 ? "0" : "1", 1);
-      const OnGpu g = search_on_gpu(train, q, k);
+      const EnvScope env(paths[v]);
+      OnGpu g = search_on_gpu(train, q, k);
       ms[v] = g.ms;
-      if (v == 0) first = g.first;
+      if (v == 0) first = std::move(g.first);
     }
-    unsetenv("KNN_GPU_FUSED");
     const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(q, 20), k);
     std::printf("| k = %zu | %.2f | %.2f | %.2f | %zu |\n", k, ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
   }

@@ -47,6 +47,23 @@ constexpr std::size_t fused_smem_bytes(int kp) {
          element;
 }
 
+// Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a
+// lane, each a copy of its own. Past the end of the rows a norm is a copy of 0 bytes (a zero) from
+// the first norm, which exists. Byte counts, not a branch, so that no lane of warp 0 parts from
+// the others before its aligned tensor-core steps; and 4-byte copies, as a 16-byte copy that the
+// rows' end cuts short still addresses 16 bytes, past the end of the norms (compute-sanitizer's
+// memcheck reports it as an invalid read).
+__device__ __forceinline__ void fused_copy_norms(float* to, const float* tn_dn, std::int64_t n, std::int64_t j0) {
+  static_assert(kFusedRows == 4 * 32, "warp 0 copies the norms");
+  if (threadIdx.x >= 32) return;
+  const std::int64_t j = j0 + threadIdx.x * 4;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const bool in = j + e < n;
+    cp_async4(&to[threadIdx.x * 4 + e], in ? tn_dn + j + e : tn_dn, in ? 4 : 0);
+  }
+}
+
 // The term a lane's k-slot `tig` holds in k-step s of a 32-term block's order: each lane takes 8
 // consecutive terms of a row (two 16-byte loads of B), two per k-step, so that B's b0 and b1
 // come as a register pair from one load. (b1, at k-slot tig + 4, is the term after b0's.)

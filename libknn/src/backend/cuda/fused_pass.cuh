@@ -16,7 +16,6 @@
 #include "backend/cuda/candidate_slots.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fp16_operands.cuh"
-#include "backend/cuda/tensor_ops.cuh"
 
 namespace knn::cuda {
 
@@ -154,23 +153,6 @@ __device__ __forceinline__ bool fused_exact_pass(const FusedArgs& a, const Fused
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
   if (fused_exact_pass(a, ql, r, v, tn, j)) fused_append(a.slots, first_slot + r, j);
-}
-
-// Warp 0's copies of a stage's squared norms (rounded down), rows j0.. into `to`: four norms a
-// lane, each a copy of its own. Past the end of the rows a norm is a copy of 0 bytes (a zero) from
-// the first norm, which exists. Byte counts, not a branch, so that no lane of warp 0 parts from
-// the others before its aligned tensor-core steps; and 4-byte copies, as a 16-byte copy that the
-// rows' end cuts short still addresses 16 bytes, past the end of the norms (compute-sanitizer's
-// memcheck reports it as an invalid read).
-__device__ __forceinline__ void fused_copy_norms(float* to, const float* tn_dn, std::int64_t n, std::int64_t j0) {
-  static_assert(kFusedRows == 4 * 32, "warp 0 copies the norms");
-  if (threadIdx.x >= 32) return;
-  const std::int64_t j = j0 + threadIdx.x * 4;
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    const bool in = j + e < n;
-    cp_async4(&to[threadIdx.x * 4 + e], in ? tn_dn + j + e : tn_dn, in ? 4 : 0);
-  }
 }
 
 }  // namespace knn::cuda

@@ -28,7 +28,6 @@
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/fused_pass.cuh"
 #include "backend/cuda/tensor_maps.cuh"
-#include "backend/cuda/tensor_ops.cuh"
 #include "backend/cuda/tma_copies.cuh"
 #include "backend/cuda/wgmma_ops.cuh"
 #include "knn/error.hpp"
@@ -81,7 +80,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   constexpr unsigned stage_bytes = stage_halves * sizeof(__half) + kFusedRows * sizeof(float);  // operands and norms
   constexpr unsigned warps = kFusedThreads / 32;
   extern __shared__ float4 wgmma_fused_smem4[];
-  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_fused_smem4));
+  const unsigned base = shared_at(wgmma_fused_smem4);
   __half* const qs = reinterpret_cast<__half*>(reinterpret_cast<char*>(wgmma_fused_smem4) + ((1024 - base % 1024) % 1024));
   __half* const ring = qs + kFusedQueries * KP;
   __shared__ FusedQueryLimits ql;
@@ -219,8 +218,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     }
   }
   // Shared-memory addresses: the group's rows of the first 64-term chunk, and the ring.
-  const auto qa_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(qs + group * 64 * 64));
-  const auto ring_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+  const auto qa_at = shared_at(qs + group * 64 * 64);
+  const auto ring_at = shared_at(ring);
   // The epilogue of one half of a stage (training rows 64 half .. + 63; norms in tn): acc[4 j +
   // 2 h + e] is query row r0 + 8 h against row 8 j + 2 tig + e of the half.
   const auto epilogue = [&](const float (&acc)[32], const float* tn, int half, std::int64_t stage) {
