@@ -657,6 +657,8 @@ TEST(KSweepErrors, BadInputWritesNothing) {
       {{"--data", iris, "--k", "5:1"}, "option --k: \"5:1\": stop is smaller than start"},
       {{"--data", iris, "--k", "a:b"}, "option --k: \"a:b\""},
       {{"--data", iris, "--k", "1,x"}, "option --k: \"1,x\""},
+      {{"--data", iris, "--k", "1..15"}, "option --k: \"1..15\" is not a whole number >= 1 (k values are a list such as 1,3,5 or a range "
+                                         "START:STOP[:STEP] such as 1:15)"},
       {{"--data", iris, "--k", "1:500"}, "the largest allowed k is 120"},
       {{"--data", iris, "--loo", "--k", "150"}, "the largest allowed k is 149"},
       {{"--data", iris, "--weights", "bad"}, "option --weights: unknown weight function \"bad\""},

@@ -67,7 +67,9 @@ std::vector<std::size_t> parse_k_list(const std::string& text) {
     for (const auto& p : split_list(text)) {
       std::uint64_t v = 0;
       if (!parse_u64(p, v) || v < 1)
-        throw option_error("k", quote(text) + (p == text ? "" : ": " + quote(p)) + " is not a whole number >= 1");
+        throw option_error("k", quote(text) + (p == text ? "" : ": " + quote(p)) +
+                                    " is not a whole number >= 1 (k values are a list such as 1,3,5 or a range START:STOP[:STEP] "
+                                    "such as 1:15)");
       ks.push_back(static_cast<std::size_t>(v));
     }
   }

@@ -45,9 +45,19 @@ std::vector<std::string> default_names(std::size_t n) {
   return names;
 }
 
+// What --skip-lines may do about a title line read as the header (or as the first data row).
+std::string skip_lines_advice(const CsvOptions& o) {
+  if (o.skip_lines == 0) return "a title line above the " + std::string(o.header ? "header" : "data") + "? (" + param("skip_lines") +
+                                " passes over lines at the top of each file read)";
+  return param("skip_lines") + " " + std::to_string(o.skip_lines) + " passes over lines of every file read, and may have passed over " +
+         (o.header ? "this one's header" : "too few of this one's lines");
+}
+
 // What a training and a query file start with: the lines to skip passed over, NUL bytes
 // refused, and the first record (the header, or without one the first data row) read into the
-// data set's column names and first line.
+// data set's column names and first line. A second record wider than the first is refused here,
+// with the question whether the first was a title ("Student survey, 1992" above a header of 13
+// names): read later, row by row, it would say only that the record has too many fields.
 Dataset open_dataset(Source& source, const CsvOptions& o) {
   source.skip_lines(o.skip_lines);
   refuse_nul_bytes(source, o.delimiter);
@@ -60,6 +70,10 @@ Dataset open_dataset(Source& source, const CsvOptions& o) {
   std::vector<std::string> names;
   for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
   d.column_names = o.header ? names : default_names(names.size());
+  if (reader.next() && reader.cells().size() > names.size())
+    throw ragged_record(reader, names.size(),
+                        "; line " + std::to_string(d.first_line) + (o.header ? " (the header)" : " (the first row)") + " has " +
+                            std::to_string(names.size()) + ": " + skip_lines_advice(o));
   return d;
 }
 
@@ -68,13 +82,15 @@ Dataset open_dataset(Source& source, const CsvOptions& o) {
 // or of one name, was most likely a title read as the header.
 std::string title_hint(const Dataset& d) {
   if (!d.options.header) return "";
-  const bool numbers = names_are_numbers(d.column_names);
-  if (!numbers && d.column_names.size() != 1) return "";
-  const std::string what = numbers ? "its header row holds numbers only" : "its header row holds one name";
-  if (d.options.skip_lines == 0)
-    return "; " + what + ": a title line above the header? (" + param("skip_lines") + " passes over lines at the top of each file read)";
-  return "; " + what + ": " + param("skip_lines") + " " + std::to_string(d.options.skip_lines) +
-         " passes over lines of every file read, and may have passed over this one's header";
+  const auto& names = d.column_names;
+  const bool numbers = names_are_numbers(names);
+  // Past skipped lines, a data row read as the header: numbers among its names.
+  const bool some_numbers = d.options.skip_lines > 0 && std::any_of(names.begin(), names.end(), [](const std::string& n) {
+                              return !n.empty() && cell_is_number(n);
+                            });
+  if (!numbers && names.size() != 1 && !some_numbers) return "";
+  return std::string("; its header row holds ") + (numbers ? "numbers only" : names.size() == 1 ? "one name" : "numbers among its names") +
+         ": " + skip_lines_advice(d.options);
 }
 
 void clear_rows(Dataset& d) {

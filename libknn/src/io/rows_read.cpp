@@ -26,6 +26,15 @@ PartCuts& part_cuts() {
   return cuts;
 }
 
+Error ragged_record(const CsvReader& reader, std::size_t ncols, const std::string& hint) {
+  const auto& cells = reader.cells();
+  const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
+  return Error::at(reader.name(), reader.line(), col,
+                   "expected " + std::to_string(ncols) + (ncols == 1 ? " field, found " : " fields, found ") + std::to_string(cells.size()) +
+                       (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")" : " (last value " + quote(cells.back()) + ")") +
+                       hint);
+}
+
 namespace {
 
 // One record read by the record reader: a ragged row is refused, then each cell goes by its
@@ -33,13 +42,7 @@ namespace {
 void read_record(const CsvReader& reader, const ReadPlan& plan, RowWriter& w) {
   const auto& cells = reader.cells();
   const std::size_t ncols = plan.role.size();
-  if (cells.size() != ncols) {
-    const std::size_t col = std::min(cells.size(), ncols) + (cells.size() > ncols ? 1 : 0);
-    throw Error::at(reader.name(), reader.line(), col,
-                    "expected " + std::to_string(ncols) + " fields, found " + std::to_string(cells.size()) +
-                        (cells.size() > ncols ? " (extra value " + quote(cells[ncols]) + ")"
-                                              : " (last value " + quote(cells.back()) + ")"));
-  }
+  if (cells.size() != ncols) throw ragged_record(reader, ncols);
   float* out = w.slot(reader.line());
   RowCells row;
   for (std::size_t c = 0; c < ncols; ++c) {

@@ -10,6 +10,7 @@
 
 #include "io/cell_value.hpp"
 #include "knn/dataset.hpp"
+#include "knn/error.hpp"
 
 namespace knn::detail {
 
@@ -50,6 +51,11 @@ struct PartCuts {
 PartCuts& part_cuts();
 
 class Source;
+class CsvReader;
+
+/// The error of a record whose cell count is not the header's `ncols`, at its first cell too
+/// many or its last, then `hint` (a cause the caller knows of).
+Error ragged_record(const CsvReader& reader, std::size_t ncols, const std::string& hint = "");
 
 /// Reads every data row of `source` (with a header, its first record is skipped) into `data`,
 /// whose column names and features are set, or with o.shards > 1 only shard o.shard's rows.
