@@ -76,7 +76,12 @@ cxxopts::Options make_options(const std::string& cmd) {
   else
     o.add_options("output")
       ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
-      ("format", "csv or json" + std::string(cmd == "evaluate" ? " (default: a readable summary)" : ""), cxxopts::value<std::string>(), "F");
+      ("format", "csv or json" + std::string(cmd == "evaluate"    ? " (default: a readable summary)"
+                                              : cmd == "neighbors" ? " (default: csv): a row per query and neighbour, with the query's "
+                                                                     "0-based row, the rank (1 to k), the neighbour's 0-based data row "
+                                                                     "in the training file and the distance in the scaled space"
+                                                                   : " (default: csv)"),
+       cxxopts::value<std::string>(), "F");
   if (cmd == "predict")
     o.add_options("output")("proba", "classification: add one probability column p_<class> per class");
   o.add_options("")("h,help", "this help");
