@@ -579,29 +579,38 @@ TEST(CudaBackend, FusedPassKeepsEveryCandidateOfManyTies) {
     }
 }
 
-// The fused pass's kernel for rows wider than 128 terms (KNN_GPU_FUSED=1, FP16 operands), small
-// enough for compute-sanitizer: two blocks of queries (one partial), training tiles with a
-// partial last one, 200 features (a partial last stage of terms), rows repeated so that ties
-// cross tiles, queries that are training rows, and each query's own row excluded, at k = 1 and 5
-// and at k = 300 (lists that overflow the first round).
+// The fused pass's kernels for rows wider than 128 terms (KNN_GPU_FUSED=1, FP16 operands): on
+// Hopper the warpgroup kernel for the first round, and the mma.sync one (KNN_GPU_WGMMA=0, and the
+// second round everywhere). Small enough for compute-sanitizer: two blocks of queries (one
+// partial), training tiles with a partial last one, 200 features (a partial last stage of terms)
+// and 784 (Fashion-MNIST's 13 stages a tile), rows repeated so that ties cross tiles, queries that
+// are training rows, and each query's own row excluded, at k = 1 and 5 and at k = 300 (lists that
+// overflow the first round).
 TEST(CudaBackend, WideFusedPassGivesTheCpuAnswer) {
   REQUIRE_GPU();
   const std::uint64_t seed = knn::test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  auto train = knn::test::random_matrix(700, 200, rng, 0.0f, 1.0f);
-  for (std::size_t i = 1; i < train.rows; i += 5) std::copy_n(train.row(i - 1), train.cols, train.row(i));
-  auto q = knn::test::random_matrix(150, 200, rng, 0.0f, 1.0f);
-  std::vector<std::int64_t> ex(q.rows);
-  for (std::size_t i = 0; i < q.rows; ++i) {
-    if (i % 3 == 0) std::copy_n(train.row(i * 4), train.cols, q.row(i));
-    ex[i] = i % 3 == 0 ? static_cast<std::int64_t>(i * 4) : -1;
+  for (const std::size_t d : {std::size_t{200}, std::size_t{784}}) {
+    auto train = knn::test::random_matrix(700, d, rng, 0.0f, 1.0f);
+    for (std::size_t i = 1; i < train.rows; i += 5) std::copy_n(train.row(i - 1), train.cols, train.row(i));
+    auto q = knn::test::random_matrix(300, d, rng, 0.0f, 1.0f);
+    std::vector<std::int64_t> ex(q.rows);
+    for (std::size_t i = 0; i < q.rows; ++i) {
+      if (i % 3 == 0) std::copy_n(train.row(i * 2), train.cols, q.row(i));
+      ex[i] = i % 3 == 0 ? static_cast<std::int64_t>(i * 2) : -1;
+    }
+    const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
+    for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{300}})
+      for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
+        const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
+        for (const char* wgmma : {"", "0"}) {
+          const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma);
+          expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, knn::Precision::tf32), cpu,
+                           "d=" + std::to_string(d) + " k=" + std::to_string(k) + (exclude ? " excluded" : "") + " KNN_GPU_WGMMA=" + wgmma);
+        }
+      }
   }
-  const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
-  for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{300}})
-    for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())})
-      expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, knn::Precision::tf32),
-                       run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude), "k=" + std::to_string(k) + (exclude ? " excluded" : ""));
 }
 
 // The shapes where the fused pass runs by default (TF32, k <= 10, 10^6 training rows or more),

@@ -12,6 +12,7 @@
 //   bench_knn_gpu --large-k   (only the tables of k above 2,048 and of repeated rows)
 //   bench_knn_gpu --precision-choice   (only the table of both precisions on data hard for tf32)
 //   bench_knn_gpu --fused-by-k   (only the table of the default, written and fused paths from k = 16 to 2,048)
+//   bench_knn_gpu TRAIN_CSV TEST_CSV --wide-by-rows   (the same paths on Fashion-MNIST's first N training rows)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -646,6 +647,34 @@ void fused_by_k() {
   }
 }
 
+// Fashion-MNIST's 784 features with the first N training rows, 10,000 queries in GPU memory, at
+// k = 1, 5 and 16: the default path against the written products (KNN_GPU_FUSED=0) and the fused
+// pass (=1), so that the training rows from which the fused pass for wide rows is the default
+// (kWideFusedDefaultRows) can be checked.
+void wide_by_rows(const std::string& train_csv, const std::string& test_csv) {
+  const Scaled fm = load_scaled(train_csv, test_csv);
+  std::printf("\n| Fashion-MNIST, first N training rows, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) "
+              "| fused, KNN_GPU_FUSED=1 (ms) | of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
+  constexpr Variant paths[] = {{knn::Precision::automatic, nullptr, nullptr, "default"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "0", "written"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "1", "fused"}};
+  for (std::size_t rows : {5000u, 15000u, 30000u, 60000u}) {
+    const knn::Matrix train = first_rows(fm.x, std::min(rows, fm.x.rows));
+    for (std::size_t k : {1u, 5u, 16u}) {
+      double ms[3] = {0, 0, 0};
+      knn::Neighbors first;
+      for (int v = 0; v < 3; ++v) {
+        const EnvScope env(paths[v]);
+        OnGpu g = search_on_gpu(train, fm.q, k);
+        ms[v] = g.ms;
+        if (v == 0) first = std::move(g.first);
+      }
+      const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(fm.q, 20), k);
+      std::printf("| N = %zu, k = %zu | %.2f | %.2f | %.2f | %zu |\n", train.rows, k, ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each table row as soon as it is measured
   try {
@@ -669,6 +698,10 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "--large-k") {
       large_k();
       duplicates();
+      return 0;
+    }
+    if (argc >= 4 && std::string(argv[3]) == "--wide-by-rows") {
+      wide_by_rows(argv[1], argv[2]);
       return 0;
     }
     if (argc >= 4 && std::string(argv[3]) == "--targets") {

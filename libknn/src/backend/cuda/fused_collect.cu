@@ -475,6 +475,10 @@ FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, in
   KNN_CUDA(cudaFuncSetAttribute(fk.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(fk.smem)));
   int resident = 0;
   KNN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fk.kernel, kFusedThreads, fk.smem));
+  return fused_parts_for(resident, slot_count, n, multiprocessors, part_stages);
+}
+
+FusedParts fused_parts_for(int resident, int slot_count, std::int64_t n, int multiprocessors, int part_stages) {
   const std::int64_t places = std::int64_t{std::max(resident, 1)} * multiprocessors;
   const std::int64_t blocks = (slot_count + kFusedQueries - 1) / kFusedQueries;
   const std::int64_t stages = std::max<std::int64_t>((n + kFusedRows - 1) / kFusedRows, 1);
@@ -497,6 +501,12 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
   if (p.kdim > kFusedMaxTerms) {  // wide rows: both operands streamed, FP16 only (plan_search)
     using T = WideFusedTiling;
     if (!p.qh || !p.th) throw Error("the fused pass for rows of more than " + std::to_string(kFusedMaxTerms) + " terms needs FP16 operands");
+    if (p.wgmma && !slots.row) {  // the first round, on Hopper: the warpgroup kernel
+      const FusedParts parts = wgmma_wide_parts(slot_count, b.n, multiprocessors, 1);
+      const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, parts.stages, p.max_tn, p.kh, nullptr};
+      launch_wgmma_wide_fused(args, p.qh, parts, st);
+      return;
+    }
     const std::int64_t tiles_q = (slot_count + T::TileQ - 1) / T::TileQ, tiles_t = (b.n + T::TileT - 1) / T::TileT;
     if (tiles_q * tiles_t > std::numeric_limits<int>::max()) throw Error("the fused pass: too many tiles in one launch");
     const auto kernel = wide_fused_collect<T>;
@@ -534,14 +544,20 @@ void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, cons
 // measurements) replaces the first bound where it is not 0; lists that overflow then take the
 // second round, so every stride gives the same answer.
 //
+// Rows wider than kFusedMaxTerms with the sample's pass in the product kernel: the pass costs
+// about 1/stride of the candidate pass, and the candidates about k stride, so the best stride
+// falls as 1/sqrt(k): 14/sqrt(k) took one row in 6 at k = 5, where 5 to 8 were within 2% of each
+// other and 3 or 10 were slower, on Fashion-MNIST on an H200 (bench/RESULTS.md).
+//
 // From kGuessedTauK to kGuessedTauMaxK, tau is a guess (guessed_tau_rank) whose candidates number
 // about k + 4 sqrt(k stride), so the sample can be sparse: one row in kGuessedStride. At 10^6 x
 // 128 and k = 1,000 on an H200 one row in 8 took 28.6 ms, in 15 30.8 and in 4 36.1
 // (bench/RESULTS.md): a denser sample costs more than the candidates it spares, a sparser one
 // more in candidates than it saves.
-int fused_stride(std::int64_t k, std::int64_t n, int asked, bool in_kernel) {
+int fused_stride(std::int64_t k, std::int64_t n, int asked, bool in_kernel, bool wide) {
   const std::int64_t by_lists = asked > 0               ? asked
                                 : guessed_tau_fits(k)   ? kGuessedStride
+                                : in_kernel && wide     ? std::lround(14.0 / std::sqrt(static_cast<double>(k)))
                                                         : (2 * k + 256) / ((in_kernel ? 5 : 4) * k);
   const std::int64_t by_rows = n / (4 * k);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_lists, by_rows), 1, asked > 0 ? 1024 : 32));

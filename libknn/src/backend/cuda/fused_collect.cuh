@@ -5,7 +5,8 @@
 // against tau at once, so no product leaves the SM. tau comes first, from every stride-th training
 // row (fused_stride()): on Hopper the same kernel's pass over them (launch_sample_tau), elsewhere
 // their products, written out (take_products). On Hopper, FP16 operands of 33 to 128
-// terms take the same pass on warpgroup instructions (wgmma_fused_pass, wgmma_fused.cu).
+// terms take the same pass on warpgroup instructions (wgmma_fused_pass, wgmma_fused.cu), and
+// wider FP16 rows a pass that streams the queries too (wgmma_wide_fused_pass, wgmma_wide_fused.cu).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,9 +22,13 @@ namespace knn::cuda {
 
 // The fused pass (fused_collect, below) takes l2 products of at most kFusedMaxTerms terms, and by
 // default only against kFusedDefaultRows training rows or more. Wider rows on FP16 operands take
-// its other kernel (wide_fused_collect: both operands streamed, as the written products are).
+// its other kernels (both operands streamed, as the written products are): on Hopper
+// wgmma_wide_fused_pass, by default from kWideFusedDefaultRows training rows (on Fashion-MNIST's
+// first 5,000 to 60,000 rows it beat the written products at k = 1 and 5, and lost by 7% at
+// k = 16 on 5,000 rows only: bench_knn_gpu --wide-by-rows); elsewhere wide_fused_collect.
 constexpr int kFusedMaxTerms = 128;  // product terms (features, or 3 x features for split operands)
 constexpr std::int64_t kFusedDefaultRows = 1000000;
+constexpr std::int64_t kWideFusedDefaultRows = 5000;
 
 /// What the fused path keeps between searches: its sample of the training rows (every stride-th:
 /// squared norms exact and rounded, the queries' excluded rows as rows of the sample), the
@@ -70,10 +75,10 @@ struct FusedPlan {
 constexpr int kSampleTauK = 16;
 
 /// Whether the fused path's tau comes from the sample's pass inside the product kernel: on
-/// Hopper's warpgroup kernel (`wgmma`: GpuContext::wgmma), FP16 operands of 33 to kFusedMaxTerms
-/// terms and k <= kSampleTauK. The one rule the plan and the search share.
+/// Hopper's warpgroup kernels (`wgmma`: GpuContext::wgmma), FP16 operands of more than 32 terms
+/// and k <= kSampleTauK. The one rule the plan and the search share.
 constexpr bool sample_tau_fits(bool wgmma, bool fp16, int kdim, std::int64_t k) {
-  return wgmma && fp16 && kdim > 32 && kdim <= kFusedMaxTerms && k <= kSampleTauK;
+  return wgmma && fp16 && kdim > 32 && k <= kSampleTauK;
 }
 
 /// tau for `slot_count` slots from the sample `sample` (its norms, exclusions and n_s rows: every
@@ -115,8 +120,9 @@ constexpr bool guessed_tau_fits(std::int64_t k) { return k >= kGuessedTauK && k 
 int guessed_tau_rank(std::int64_t k, int stride);
 
 /// tau's sample: one training row in this many (docs/exactness.md#sampled-tau); `asked`, where
-/// not 0, the tuning's (KNN_GPU_FUSED_STRIDE); `in_kernel`: tau from launch_sample_tau.
-int fused_stride(std::int64_t k, std::int64_t n, int asked = 0, bool in_kernel = false);
+/// not 0, the tuning's (KNN_GPU_FUSED_STRIDE); `in_kernel`: tau from launch_sample_tau; `wide`:
+/// rows of more than kFusedMaxTerms product terms.
+int fused_stride(std::int64_t k, std::int64_t n, int asked = 0, bool in_kernel = false, bool wide = false);
 
 /// The sample's squared norms (every stride-th row's), and each query's excluded row as a row of
 /// the sample (-1 when it is not in it), so that the sample's bounds mask it as the full ones do.

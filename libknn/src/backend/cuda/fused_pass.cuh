@@ -70,6 +70,22 @@ struct FusedParts {
 /// queries; more where a part starts slowly). Lets the kernel take its shared memory.
 FusedParts fused_parts(const FusedKernel& fk, int slot_count, std::int64_t n, int multiprocessors, int part_stages = 1);
 
+/// The same for a kernel of which `resident` blocks fit an SM (at least one is counted).
+FusedParts fused_parts_for(int resident, int slot_count, std::int64_t n, int multiprocessors, int part_stages);
+
+/// The grid of the fused pass for rows wider than kFusedMaxTerms terms on Hopper's warpgroup
+/// instructions (wgmma_wide_fused.cu) over n training rows, kFusedRows a tile, a part's start
+/// costing `part_tiles` tiles.
+FusedParts wgmma_wide_parts(int slot_count, std::int64_t n, int multiprocessors, int part_tiles);
+
+/// That pass, queued on st, over `parts` (wgmma_wide_parts): a's slots must be the queries
+/// themselves (Slots::row null), whose FP16 rows (fp16_query_rows, a.kh halves each) are `qh`;
+/// a's tensor maps and stages_per_part are its own. With a.tau_keys set, the sample's pass
+/// (a.b the sample's bounds, a.th_pitch stride * kh), which keeps kTauKeysPerPart keys a query and
+/// part there. Only where wgmma_products_fit holds.
+void launch_wgmma_wide_fused(const FusedArgs& a, const __half* qh, const FusedParts& parts, cudaStream_t st);
+
+
 // The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
 // operations rounded to nearest), and only those that pass take the exact test
 // (l2_float_bound<false>, a dozen instructions). P = tau - qn c + a + 2^-18 (qn_up + max_tn + a)
@@ -91,6 +107,25 @@ __device__ __forceinline__ float min_nan(float x, float y) {
   float r;
   asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
   return r;
+}
+
+// The least, for each of a thread's two query rows h, of x = fl(tn c - 2v) over the J x 8 training
+// rows its accumulators hold as an m16n8 piece's (acc[4 j + 2 h + e]: training row 8 j + 2 tig + e,
+// norm tn[8 j + 2 tig + e]; -2v = inv2[h] acc), NaN where any is NaN: the first test of the
+// warpgroup kernels' epilogues.
+template <int J>
+__device__ __forceinline__ void least_values(const float (&acc)[4 * J], const float* tn, int tig, float c, const float (&inv2)[2],
+                                             float (&least)[2]) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const float2 t2 = *reinterpret_cast<const float2*>(tn + j * 8 + 2 * tig);
+    const float c0 = t2.x * c, c1 = t2.y * c;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float x = min_nan(fmaf(inv2[h], acc[4 * j + 2 * h], c0), fmaf(inv2[h], acc[4 * j + 2 * h + 1], c1));
+      least[h] = j == 0 ? x : min_nan(least[h], x);
+    }
+  }
 }
 
 // A block's queries, in shared memory: for query r of the block (slot first_slot + r) its squared
@@ -154,5 +189,66 @@ __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const Fused
                                                  std::int64_t j) {
   if (fused_exact_pass(a, ql, r, v, tn, j)) fused_append(a.slots, first_slot + r, j);
 }
+
+// The sample's pass (launch_sample_tau) of both warpgroup kernels: upper-bound keys each thread
+// keeps per query row. A query row's products of a stage are spread over the four threads of a
+// quad, so a block part gives 4 kTauKeys keys a query: the k-th smallest of all parts' is tau for
+// k <= kSampleTauK. A query's keys of part y: (slot * parts + y) * kTauKeysPerPart + tig * kTauKeys + m.
+constexpr int kTauKeys = 4;
+constexpr int kTauKeysPerPart = 4 * kTauKeys;
+
+__device__ __forceinline__ unsigned* sample_keys_at(const FusedArgs& a, int slot) {
+  return a.tau_keys + (static_cast<std::int64_t>(slot) * gridDim.y + blockIdx.y) * kTauKeysPerPart;
+}
+
+// A block whose part holds no stage: no key for its slots (all threads).
+__device__ __forceinline__ void no_sample_keys(const FusedArgs& a, int first_slot) {
+  for (int i = threadIdx.x; i < kFusedQueries * kTauKeysPerPart; i += blockDim.x)
+    if (first_slot + i / kTauKeysPerPart < a.slot_count) sample_keys_at(a, first_slot + i / kTauKeysPerPart)[i % kTauKeysPerPart] = kNoKey;
+}
+
+// A thread's two query rows in the sample's pass (rows r0 and r0 + 8 of the block): each row's
+// squared norm rounded up (and times 1 + c), its kept keys, and `limit`: what a product's
+// x = fl(tn c - 2v) must stay under for its upper bound to be worth computing, the largest kept
+// key less qn c (+inf until kTauKeys are kept; -inf for a slot past the last). The limit only
+// spares work: any upper bound kept is a true one, so tau stays valid whatever it lets through.
+struct SampleKeys {
+  float qn_up[2] = {0.0f, 0.0f}, qn_c[2] = {0.0f, 0.0f}, limit[2] = {-INFINITY, -INFINITY};
+  unsigned best[2][kTauKeys];
+
+  __device__ __forceinline__ SampleKeys(const FusedArgs& a, int first_slot, int r0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int slot = first_slot + r0 + 8 * h;
+#pragma unroll
+      for (int m = 0; m < kTauKeys; ++m) best[h][m] = kNoKey;
+      if (slot >= a.slot_count) continue;  // no key of a slot past the last is ever written
+      qn_up[h] = __double2float_ru(a.b.qn[a.slots.row_of(slot)]);
+      qn_c[h] = qn_up[h] * a.b.c_up;
+      limit[h] = INFINITY;
+    }
+  }
+
+  // Whether x passes row h's limit (NaN does).
+  __device__ __forceinline__ bool under(int h, float x) const { return !(x >= limit[h]); }
+
+  // Keeps the upper bound of row h against a training row, from p = q.t and the row's squared
+  // norm rounded up (tn), if it is among the row's kTauKeys smallest; abs_up: the row's margin.
+  __device__ __forceinline__ void keep(int h, float p, float tn, float c_up, float abs_up) {
+    insert_key(best[h], ordered_key(l2_float_bound<true>(p, qn_up[h], tn, c_up, abs_up)));
+    if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+  }
+
+  // Writes the kept keys of both rows (tig: the thread's place in its quad).
+  __device__ __forceinline__ void write(const FusedArgs& a, int first_slot, int r0, int tig) const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int slot = first_slot + r0 + 8 * h;
+      if (slot >= a.slot_count) continue;
+#pragma unroll
+      for (int m = 0; m < kTauKeys; ++m) sample_keys_at(a, slot)[tig * kTauKeys + m] = best[h][m];
+    }
+  }
+};
 
 }  // namespace knn::cuda

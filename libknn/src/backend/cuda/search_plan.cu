@@ -42,13 +42,16 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // H200: 8.0 to 28.8 ms against 33 to 57 from k = 16 to 1,024, and 73.7 against 64.7 at
   // k = 2,048). The mma.sync kernel was not measured past k = 10. The tuning's `fused` forces it
   // on or off.
-  // Wider rows take it on FP16 operands only (wide_fused_collect), and only when asked: on
-  // Fashion-MNIST (784 features, k = 5) it took 10.8 to 14.1 ms against the written products' 8.0
-  // on an H100 (bench/RESULTS.md).
+  // Wider rows take it on FP16 operands only: by default where Hopper's warpgroup kernel for
+  // them runs with tau from its own sample's pass (k <= kSampleTauK) and kWideFusedDefaultRows
+  // training rows or more; elsewhere only when asked (the mma.sync kernel, wide_fused_collect,
+  // took 10.8 to 14.1 ms against the written products' 8.0 on Fashion-MNIST on an H100,
+  // bench/RESULTS.md).
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
   const bool on_wgmma = wgmma && tuning.fp16 && metric == Metric::l2 && kdim > 32;
-  const bool fused_pays = tf32 && (k <= 10 || (on_wgmma && k <= kGuessedTauMaxK)) && !wide && n >= kFusedDefaultRows;
+  const bool fused_pays = tf32 && (wide ? on_wgmma && sample_tau_fits(wgmma, tuning.fp16, kdim, k) && n >= kWideFusedDefaultRows
+                                       : (k <= 10 || (on_wgmma && k <= kGuessedTauMaxK)) && n >= kFusedDefaultRows);
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the
   // same 10 mantissa bits as TF32, at twice the rate and half the bytes. Written ones need the
@@ -59,7 +62,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // writes no products: 5.7 of 14.8 ms went to writing the sample's products and reading them
   // again at 10^6 x 128, k = 10 on an H200 (bench/RESULTS.md).
   const bool sample_tau = fused && sample_tau_fits(wgmma, fp16, kdim, k);
-  const int stride = fused_stride(k, n, tuning.fused_stride, sample_tau);
+  const int stride = fused_stride(k, n, tuning.fused_stride, sample_tau, wide);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
   // same): cuBLAS, once a backend opens it, took a kernel about twice as slow for an odd count.

@@ -207,16 +207,19 @@ __global__ void __launch_bounds__(kSelectThreads) collect(Bounds b, const unsign
 // room for its roundings) is above tau. Such a query, and one whose list overflowed, takes a
 // valid tau for the next round: the k-th distance's square where there is one, at most the
 // sample's k-th upper bound (`guess.valid`).
+// `short_lists`: lists of at most this many candidates were ranked by rank_short_lists and are
+// skipped here (-1: none were).
 template <Metric M, bool Vec>
 __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q, const float* t, int d, Slots slots, int capacity,
                                                                  std::int64_t k, double* out_dist, std::int64_t* out_index, int* left,
-                                                                 TauGuess guess) {
+                                                                 TauGuess guess, std::int64_t short_lists) {
   extern __shared__ double rank_smem[];
   __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
   double* sd = rank_smem;
   auto* si = reinterpret_cast<std::int64_t*>(rank_smem + capacity);
   const int slot = blockIdx.x, row = slots.row_of(slot);
   const auto m = static_cast<std::int64_t>(slots.count[slot]);
+  if (m <= short_lists) return;  // the same for the whole block
   // The guess, read by every thread before thread 0 may replace it.
   const float guessed = guess.tau ? key_to_float(guess.tau[row]) : 0.0f;
   if (m > slots.limit_of(slot) || m > capacity || (guess.tau && m < k)) {
@@ -255,15 +258,82 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   }
 }
 
-// rank_candidates over `slots` slots, each with `capacity` places of shared memory; `guess`
-// where their tau is a guess.
+// rank_candidates for lists of at most 32 candidates, k <= 32: a warp a slot, a lane a candidate,
+// sorted by (distance, index) across the warp. The same distances, order, results and flags as
+// rank_candidates (a list of 32 or fewer, padded to 32 with +inf and the largest index, sorts
+// to the same first k), with eight lists in flight a block where rank_candidates had one warp of
+// eight busy with such a list and waited for its rows alone: a distance's reads are a chain of
+// loads (its features in order), so a short list is bound by their latency. Longer lists are
+// left to rank_candidates.
+constexpr int kShortList = 32;
+
+template <Metric M, bool Vec>
+__global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* q, const float* t, int d, Slots slots, int slot_count,
+                                                                  int capacity, std::int64_t k, double* out_dist, std::int64_t* out_index,
+                                                                  int* left, TauGuess guess) {
+  __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int slot = static_cast<int>(blockIdx.x) * (kSelectThreads / 32) + warp;
+  if (slot >= slot_count) return;  // the same for the whole warp
+  const int row = slots.row_of(slot);
+  const auto m = static_cast<std::int64_t>(slots.count[slot]);
+  if (m > kShortList) return;  // rank_candidates'
+  // The guess, read by every lane before lane 0 may replace it.
+  const float guessed = guess.tau ? key_to_float(guess.tau[row]) : 0.0f;
+  __syncwarp();
+  if (m > slots.limit_of(slot) || m > capacity || (guess.tau && m < k)) {
+    if (lane == 0) {
+      left[slot] = 1;
+      if (guess.tau) guess.tau[row] = guess.valid[row];
+    }
+    return;
+  }
+  const std::int64_t i = lane < m ? slots.index[slots.base_of(slot) + lane] : -1;
+  double dist = warp_defined_distance<M, Vec, true>(q + static_cast<std::int64_t>(row) * d, i >= 0 ? t + i * d : nullptr, d, stages[warp]);
+  std::int64_t index = i;
+  if (i < 0) dist = INFINITY, index = INT64_MAX;
+  // Bitonic sort of the warp's 32 pairs, ascending by (distance, index) as rank_candidates'.
+  const knn::prim::PairLess less;
+  for (int size = 2; size <= 32; size <<= 1)
+    for (int stride = size / 2; stride > 0; stride >>= 1) {
+      const double od = __shfl_xor_sync(0xFFFFFFFFu, dist, stride);
+      const std::int64_t oi = __shfl_xor_sync(0xFFFFFFFFu, index, stride);
+      // The lower lane of a pair keeps the lesser in an ascending run, the greater in a descending one.
+      const bool keep_less = ((lane & stride) == 0) == ((lane & size) == 0);
+      if (keep_less ? less(od, oi, dist, index) : less(dist, index, od, oi)) dist = od, index = oi;
+    }
+  if (guess.tau) {
+    const double at_least = detail::l2_sum_ceiling(__shfl_sync(0xFFFFFFFFu, dist, static_cast<int>(k - 1)));
+    if (!(at_least <= static_cast<double>(guessed))) {
+      if (lane == 0) {
+        left[slot] = 1;
+        guess.tau[row] = min(guess.valid[row], ordered_key(__double2float_ru(at_least)));
+      }
+      return;
+    }
+  }
+  if (lane < k) {
+    out_dist[static_cast<std::int64_t>(slot) * k + lane] = dist;
+    out_index[static_cast<std::int64_t>(slot) * k + lane] = index;
+  }
+}
+
+// rank_candidates over `slots` slots, each with `capacity` places of shared memory (lists of at
+// most kShortList candidates by rank_short_lists where k is at most that); `guess` where their tau
+// is a guess.
 void launch_rank(const float* q, const float* t, int d, Metric metric, const Slots& slots, int slot_count, int capacity, std::int64_t k,
                  double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st, TauGuess guess = {}) {
   if (slot_count == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(capacity) * (sizeof(double) + sizeof(std::int64_t));
+  const bool short_lists = k <= kShortList;
   with_rows_kind(metric, d, q, t, [&](auto m, auto vec) {
-    rank_candidates<decltype(m)::value, decltype(vec)::value>
-        <<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(q, t, d, slots, capacity, k, out_dist, out_index, left, guess);
+    if (short_lists) {
+      rank_short_lists<decltype(m)::value, decltype(vec)::value><<<blocks_for(slot_count, kSelectThreads / 32), kSelectThreads, 0, st>>>(
+          q, t, d, slots, slot_count, capacity, k, out_dist, out_index, left, guess);
+      KNN_LAUNCHED(rank_short_lists);
+    }
+    rank_candidates<decltype(m)::value, decltype(vec)::value><<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(
+        q, t, d, slots, capacity, k, out_dist, out_index, left, guess, short_lists ? kShortList : -1);
   });
   KNN_LAUNCHED(rank_candidates);
 }

@@ -18,10 +18,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 
+#include "backend/cuda/copy_ring.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fp16_operands.cuh"
@@ -36,11 +38,7 @@ namespace knn::cuda {
 
 namespace {
 
-// The sample's pass: upper-bound keys each thread keeps per query row. A query row's products of
-// a stage are spread over the four threads of a quad, so a block part gives 4 kTauKeys keys a
-// query: the k-th smallest of all parts' is tau for k <= kSampleTauK.
-constexpr int kTauKeys = 4;
-constexpr int kTauKeysPerPart = 4 * kTauKeys;
+// The sample's pass: a part's first stages are slow (launch_sample_tau).
 constexpr int kSamplePartStages = 32;
 
 static_assert(kTauKeysPerPart >= kSampleTauK, "a block part's keys cover k");
@@ -100,12 +98,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
   const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
   const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
-  // A query's keys of this part: (slot * parts + part) * kTauKeysPerPart + tig * kTauKeys + m.
-  const auto keys_at = [&](int slot) { return a.tau_keys + (static_cast<std::int64_t>(slot) * gridDim.y + blockIdx.y) * kTauKeysPerPart; };
   if (stages <= 0) {  // the same for the whole block
-    if constexpr (Tau)
-      for (int i = threadIdx.x; i < kFusedQueries * kTauKeysPerPart; i += kFusedThreads)
-        if (first_slot + i / kTauKeysPerPart < a.slot_count) keys_at(first_slot + i / kTauKeysPerPart)[i % kTauKeysPerPart] = kNoKey;
+    if constexpr (Tau) no_sample_keys(a, first_slot);
     return;
   }
   // Stage s: the training rows of stage0 + s, 64 terms a box (zeros past kh and past the rows),
@@ -119,17 +113,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     for (int c = 0; c < KP / 64; ++c) tma_load_2d(ring + place * stage_halves + c * kFusedRows * 64, &a.rows_map, c * 64, j0, &landed[place]);
     tma_load_2d(t_norm[s % (2 * kFusedRing)], &a.norms_map, j0, 0, &landed[place]);
   };
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int i = 0; i < kFusedRing; ++i) {
-      mbarrier_init(&landed[i], 1);
-      done[i] = 0;
-    }
-    mbarrier_init_fence();
-#pragma unroll
-    for (int i = 0; i < kFusedRing; ++i)
-      if (i < stages) load_stage(i);
-  }
+  const CopyRing<kFusedRing> copies{landed, done, stages};
+  copies.start(load_stage);
   fused_query_limits<true>(ql, a, first_slot, *a.max_tn);
   __syncthreads();  // ql.scale
   // The queries, each scaled by its power of 2 and rounded to FP16: zeros past kdim and past the
@@ -178,20 +163,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
       }
     }
   };
-  const auto release = [&](std::int64_t s) {
-    if (lane == 0) {
-      const int place = static_cast<int>(s % kFusedRing);
-      __threadfence_block();
-      const unsigned before = atomicAdd(&done[place], 1u);
-      if ((before + 1) % warps == 0 && s + kFusedRing < stages) {
-        __threadfence_block();
-        async_proxy_fence();
-        load_stage(s + kFusedRing);
-      }
-    }
-    __syncwarp();
-  };
-  const auto wait_stage = [&](std::int64_t s) { mbarrier_wait(&landed[s % kFusedRing], static_cast<unsigned>(s / kFusedRing) & 1u); };
+  const auto release = [&](std::int64_t s) { copies.release(s, warps, load_stage); };
+  const auto wait_stage = [&](std::int64_t s) { copies.wait(s); };
   // Warp (group, quarter): rows 64 group + 16 quarter + gid (+ 8) of the block's queries; its
   // accumulators hold them against every 8 training rows of the stage as an m16n8 piece's:
   // acc[4 j + 2 h + e] is query row ... + 8 h, training row 8 j + 2 tig + e.
@@ -199,24 +172,8 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   const int gid = lane / 4, tig = lane % 4;
   const int r0 = group * 64 + quarter * 16 + gid;
   const float cheap[2] = {ql.cheap[r0], ql.cheap[r0 + 8]}, inv2[2] = {ql.inv2[r0], ql.inv2[r0 + 8]};
-  // The sample's pass: per query row, its squared norm rounded up (and times 1 + c), the kept
-  // keys, and `limit`: what a product's x = fl(tn c - 2v) must stay under for its upper bound to
-  // be worth computing, the largest kept key less qn c (+inf until kTauKeys are kept). It only
-  // spares work: any upper bound kept is a true one, so tau stays valid whatever it lets through.
-  float qn_up[2] = {0.0f, 0.0f}, qn_c[2] = {0.0f, 0.0f}, limit[2] = {-INFINITY, -INFINITY};
-  unsigned best[2][kTauKeys];
-  if constexpr (Tau) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int slot = first_slot + r0 + 8 * h;
-#pragma unroll
-      for (int m = 0; m < kTauKeys; ++m) best[h][m] = kNoKey;
-      if (slot >= a.slot_count) continue;  // no key of a slot past the last is ever written
-      qn_up[h] = __double2float_ru(b.qn[a.slots.row_of(slot)]);
-      qn_c[h] = qn_up[h] * b.c_up;
-      limit[h] = INFINITY;
-    }
-  }
+  // The sample's pass: each thread's keys of its two query rows (fused_pass.cuh).
+  SampleKeys keys = Tau ? SampleKeys(a, first_slot, r0) : SampleKeys(a, a.slot_count, 0);
   // Shared-memory addresses: the group's rows of the first 64-term chunk, and the ring.
   const auto qa_at = shared_at(qs + group * 64 * 64);
   const auto ring_at = shared_at(ring);
@@ -229,16 +186,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     // rounded down for the cheap test, up in the sample's pass).
     const float c = Tau ? b.c_up : b.c_dn;
     float least[2];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const float2 t2 = *reinterpret_cast<const float2*>(tn + j * 8 + 2 * tig);
-      const float c0 = t2.x * c, c1 = t2.y * c;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float x = min_nan(fmaf(inv2[h], acc[4 * j + 2 * h], c0), fmaf(inv2[h], acc[4 * j + 2 * h + 1], c1));
-        least[h] = j == 0 ? x : min_nan(least[h], x);
-      }
-    }
+    least_values<8>(acc, tn, tig, c, inv2, least);
     // The norms are read again (volatile) in the branches below: kept from the loop above, their
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
@@ -282,21 +230,19 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
       // least is under it one by one: the exact upper bound of each still under it, kept when
       // its key is among the kTauKeys smallest (rows past the sample's end and the excluded row
       // never are). Most warps take this branch in most stages, so it is kept short.
-      if (least[0] >= limit[0] && least[1] >= limit[1]) return;
+      if (!keys.under(0, least[0]) && !keys.under(1, least[1])) return;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (least[h] >= limit[h]) continue;
+        if (!keys.under(h, least[h])) continue;
         const int r = r0 + 8 * h;
 #pragma unroll
         for (int g = 0; g < 2; ++g)
           screen8(
-              acc, h, g, b.c_up, [&](float x) { return !(x >= limit[h]); },
+              acc, h, g, b.c_up, [&](float x) { return keys.under(h, x); },
               [&](int j, int e, float tnj, float v) {
                 const int col = j * 8 + 2 * tig + e;
                 if (j0 + col >= b.n || j0 + col == ql.excluded[r]) return;
-                const float u = l2_float_bound<true>(v * (-0.5f * inv2[h]), qn_up[h], tnj, b.c_up, ql.abs[r]);
-                insert_key(best[h], ordered_key(u));
-                if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
+                keys.keep(h, v * (-0.5f * inv2[h]), tnj, b.c_up, ql.abs[r]);
               });
       }
       return;
@@ -400,15 +346,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     for (std::int64_t stage = 0; stage + 1 < stages; ++stage) step(stage, std::true_type{});
     step(stages - 1, std::false_type{});
   }
-  if constexpr (Tau) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int slot = first_slot + r0 + 8 * h;
-      if (slot >= a.slot_count) continue;
-#pragma unroll
-      for (int m = 0; m < kTauKeys; ++m) keys_at(slot)[tig * kTauKeys + m] = best[h][m];
-    }
-  }
+  if constexpr (Tau) keys.write(a, first_slot, r0, tig);
 #else
   (void)a;
   __trap();  // launch_fused takes it only where this body was built (wgmma_products_fit)
@@ -452,18 +390,25 @@ void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& sl
                        DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st) {
   if (slot_count == 0) return;
   if (k < 1 || k > kSampleTauK) throw Error("the sample's tau in the product kernel takes k <= " + std::to_string(kSampleTauK));
-  const FusedKernel fk = wgmma_kernel<true>(p.kdim <= 64 ? 64 : 128);
   // A part's first stages are slow: until each thread holds keys near its queries' own, most
   // products pass the limit and take the one-by-one branch. Fewer, longer parts then pay:
-  // kSamplePartStages counts that start as so many stages more.
-  const FusedParts parts = fused_parts(fk, slot_count, sample.n, multiprocessors, kSamplePartStages);
+  // kSamplePartStages counts that start as so many stages more (a wide row's tile takes a stage
+  // of 64 terms at a time, so as many such stages).
+  const bool wide = p.kdim > kFusedMaxTerms;
+  const FusedKernel fk = wgmma_kernel<true>(p.kdim <= 64 ? 64 : 128);
+  const FusedParts parts = wide ? wgmma_wide_parts(slot_count, sample.n, multiprocessors, std::max(kSamplePartStages * 64 / p.kh, 1))
+                                : fused_parts(fk, slot_count, sample.n, multiprocessors, kSamplePartStages);
   const auto per_slot = static_cast<int>(parts.parts * kTauKeysPerPart);
   keys.resize(static_cast<std::size_t>(slot_count) * per_slot);
   FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, sample, nullptr, slots, slot_count, parts.stages, p.max_tn,
                  static_cast<std::int64_t>(p.stride) * p.kh, keys.get()};
-  set_wgmma_maps(args, true);
-  fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
-  KNN_LAUNCHED(wgmma_sample_tau);
+  if (wide) {
+    launch_wgmma_wide_fused(args, p.qh, parts, st);
+  } else {
+    set_wgmma_maps(args, true);
+    fk.kernel<<<dim3(static_cast<unsigned>(parts.blocks), static_cast<unsigned>(parts.parts)), kFusedThreads, fk.smem, st>>>(args);
+    KNN_LAUNCHED(wgmma_sample_tau);
+  }
   tau_from_keys<<<blocks_for(slot_count, 128), 128, 0, st>>>(keys.get(), per_slot, slots, slot_count, k, tau);
   KNN_LAUNCHED(tau_from_keys);
 }
