@@ -258,14 +258,14 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   }
 }
 
-// rank_candidates for lists of at most 32 candidates, k <= 32: a warp a slot, a lane a candidate,
-// sorted by (distance, index) across the warp. The same distances, order, results and flags as
-// rank_candidates (a list of 32 or fewer, padded to 32 with +inf and the largest index, sorts
-// to the same first k), with eight lists in flight a block where rank_candidates had one warp of
-// eight busy with such a list and waited for its rows alone: a distance's reads are a chain of
-// loads (its features in order), so a short list is bound by their latency. Longer lists are
-// left to rank_candidates.
-constexpr int kShortList = 32;
+// rank_candidates for lists of at most kShortList candidates, k <= 32: a warp a slot, a lane one
+// candidate (two past 32), sorted by (distance, index) across the warp. The same distances,
+// order, results and flags as rank_candidates (a list padded with +inf and the largest index sorts
+// to the same first k), with eight lists in flight a block where rank_candidates had one or two
+// warps of eight busy with such a list and waited for their rows alone: a distance's reads are a
+// chain of loads (its features in order), so a short list is bound by their latency. Longer lists
+// are left to rank_candidates.
+constexpr int kShortList = 64;
 
 template <Metric M, bool Vec>
 __global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* q, const float* t, int d, Slots slots, int slot_count,
@@ -288,22 +288,46 @@ __global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* 
     }
     return;
   }
-  const std::int64_t i = lane < m ? slots.index[slots.base_of(slot) + lane] : -1;
-  double dist = warp_defined_distance<M, Vec, true>(q + static_cast<std::int64_t>(row) * d, i >= 0 ? t + i * d : nullptr, d, stages[warp]);
-  std::int64_t index = i;
-  if (i < 0) dist = INFINITY, index = INT64_MAX;
-  // Bitonic sort of the warp's 32 pairs, ascending by (distance, index) as rank_candidates'.
+  // Element e of the warp's 64 (candidate e, or padding past m) is held by lane e % 32 as its
+  // (dist[e / 32], index[e / 32]).
+  const float* const qr = q + static_cast<std::int64_t>(row) * d;
+  double dist[2] = {INFINITY, INFINITY};
+  std::int64_t index[2] = {INT64_MAX, INT64_MAX};
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (r * 32 >= m) break;  // the same for the whole warp
+    const int x = r * 32 + lane;
+    const std::int64_t i = x < m ? slots.index[slots.base_of(slot) + x] : -1;
+    const double v = warp_defined_distance<M, Vec, true>(qr, i >= 0 ? t + i * d : nullptr, d, stages[warp]);
+    if (i >= 0) dist[r] = v, index[r] = i;
+  }
+  // Bitonic sort of the 64 pairs, ascending by (distance, index) as rank_candidates'.
   const knn::prim::PairLess less;
-  for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+  for (int size = 2; size <= 64; size <<= 1)
+#pragma unroll
     for (int stride = size / 2; stride > 0; stride >>= 1) {
-      const double od = __shfl_xor_sync(0xFFFFFFFFu, dist, stride);
-      const std::int64_t oi = __shfl_xor_sync(0xFFFFFFFFu, index, stride);
-      // The lower lane of a pair keeps the lesser in an ascending run, the greater in a descending one.
-      const bool keep_less = ((lane & stride) == 0) == ((lane & size) == 0);
-      if (keep_less ? less(od, oi, dist, index) : less(dist, index, od, oi)) dist = od, index = oi;
+      if (stride == 32) {  // elements lane and lane + 32, in one ascending run
+        if (less(dist[1], index[1], dist[0], index[0])) {
+          const double dd = dist[0];
+          const std::int64_t ii = index[0];
+          dist[0] = dist[1], index[0] = index[1], dist[1] = dd, index[1] = ii;
+        }
+        continue;
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int e = r * 32 + lane;
+        const double od = __shfl_xor_sync(0xFFFFFFFFu, dist[r], stride);
+        const std::int64_t oi = __shfl_xor_sync(0xFFFFFFFFu, index[r], stride);
+        // The lower element of a pair keeps the lesser in an ascending run, the greater in a descending one.
+        const bool keep_less = ((e & stride) == 0) == ((e & size) == 0);
+        if (keep_less ? less(od, oi, dist[r], index[r]) : less(dist[r], index[r], od, oi)) dist[r] = od, index[r] = oi;
+      }
     }
+  // The first k (k <= 32) are element lane of the lanes below k.
   if (guess.tau) {
-    const double at_least = detail::l2_sum_ceiling(__shfl_sync(0xFFFFFFFFu, dist, static_cast<int>(k - 1)));
+    const double at_least = detail::l2_sum_ceiling(__shfl_sync(0xFFFFFFFFu, dist[0], static_cast<int>(k - 1)));
     if (!(at_least <= static_cast<double>(guessed))) {
       if (lane == 0) {
         left[slot] = 1;
@@ -313,8 +337,8 @@ __global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* 
     }
   }
   if (lane < k) {
-    out_dist[static_cast<std::int64_t>(slot) * k + lane] = dist;
-    out_index[static_cast<std::int64_t>(slot) * k + lane] = index;
+    out_dist[static_cast<std::int64_t>(slot) * k + lane] = dist[0];
+    out_index[static_cast<std::int64_t>(slot) * k + lane] = index[0];
   }
 }
 
@@ -325,7 +349,7 @@ void launch_rank(const float* q, const float* t, int d, Metric metric, const Slo
                  double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st, TauGuess guess = {}) {
   if (slot_count == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(capacity) * (sizeof(double) + sizeof(std::int64_t));
-  const bool short_lists = k <= kShortList;
+  const bool short_lists = k <= 32;
   with_rows_kind(metric, d, q, t, [&](auto m, auto vec) {
     if (short_lists) {
       rank_short_lists<decltype(m)::value, decltype(vec)::value><<<blocks_for(slot_count, kSelectThreads / 32), kSelectThreads, 0, st>>>(
