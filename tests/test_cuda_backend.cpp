@@ -613,6 +613,27 @@ TEST(CudaBackend, WideFusedPassGivesTheCpuAnswer) {
   }
 }
 
+// The wide fused pass where a block takes many tiles of training rows: 10,000 queries (40 blocks
+// of 256) against 5,000 rows (40 tiles of 128) leave each block of the candidate pass about 14
+// tiles and each of the sample's pass several, so that a block starts a tile's sums afresh, and
+// reuses the places of earlier tiles' norms, many times. KNN_GPU_FUSED=1 (on Hopper the
+// warpgroup kernel, as by default for this shape; elsewhere wide_fused_collect) against the CPU
+// backend, with rows repeated so that ties cross tiles.
+TEST(CudaBackend, WideFusedPassOverManyTilesGivesTheCpuAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto train = knn::test::random_matrix(5000, 200, rng, 0.0f, 1.0f);
+  for (std::size_t i = 1; i < train.rows; i += 97) std::copy_n(train.row(i - 1), train.cols, train.row(i));
+  auto q = knn::test::random_matrix(10000, 200, rng, 0.0f, 1.0f);
+  for (std::size_t i = 0; i < q.rows; i += 13) std::copy_n(train.row(i % train.rows), train.cols, q.row(i));
+  const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1");
+  for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{16}})
+    expect_identical(run(knn::Device::cuda, train, q, k, knn::Metric::l2, nullptr, knn::Precision::tf32),
+                     run(knn::Device::cpu, train, q, k, knn::Metric::l2), "k=" + std::to_string(k));
+}
+
 // The shapes where the fused pass runs by default (TF32, k <= 10, 10^6 training rows or more),
 // with 16 and 128 features (one chunk of terms a stage, and two of FP16 or four of TF32
 // operands), rows repeated so that ties cross its blocks and stages, and queries that are

@@ -59,8 +59,8 @@ struct FusedPlan {
   // round's; null in the second, which reuses the first round's tau.
   const Bounds* sample;
   const float* max_tn;  // the largest squared norm of the training rows, rounded up
-  // FP16 operands of 33 to 128 terms take Hopper's warpgroup instructions (wgmma_fused.cu):
-  // GpuContext::wgmma.
+  // FP16 operands of more than 32 terms take Hopper's warpgroup instructions (wgmma_fused.cu,
+  // and for the first round of wider rows wgmma_wide_fused.cu): GpuContext::wgmma.
   bool wgmma = false;
   // Set: tau comes from the sample's pass inside the product kernel (launch_sample_tau), whose
   // sample is every `stride`-th row of th; else from the sample's products, written out.

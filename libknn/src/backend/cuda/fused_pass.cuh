@@ -1,10 +1,12 @@
 #pragma once
-// What the fused pass's two kernels for rows of up to kFusedMaxTerms terms share: a block of
-// kFusedQueries queries, a ring of kFusedRing stages of kFusedRows training rows, its arguments,
-// each query's limits (tau, the cheap test's limit, the margins) and the exact test that appends a
-// candidate. fused_collect (fused_collect.cu) multiplies on mma.sync, TF32 or FP16 operands;
-// wgmma_fused_pass (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16 operands. Both
-// take the same tests of the same float products, proved in docs/exactness.md#fused-cheap-test.
+// What the fused pass's kernels share: a block of kFusedQueries queries, stages of kFusedRows
+// training rows, their arguments, each query's limits (tau, the cheap test's limit, the margins),
+// the exact test that appends a candidate, and the sample pass's keys. For rows of up to
+// kFusedMaxTerms terms, fused_collect (fused_collect.cu) multiplies on mma.sync, TF32 or FP16
+// operands, and wgmma_fused_pass (wgmma_fused.cu) on Hopper's warpgroup instructions, FP16
+// operands, with a ring of kFusedRing stages; for wider FP16 rows wgmma_wide_fused_pass
+// (wgmma_wide_fused.cu) streams the queries too. All take the same tests of the same float
+// products, proved in docs/exactness.md#fused-cheap-test.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -34,14 +36,15 @@ struct FusedArgs {
   const unsigned* tau;
   Slots slots;
   int slot_count;
-  std::int64_t stages_per_part;  // stages of training rows a block takes (blockIdx.y's part)
+  std::int64_t stages_per_part;  // stages (the wide kernel: tiles) of kFusedRows training rows a block takes (blockIdx.y's part)
   const float* max_tn;           // the largest of the training rows' squared norms, rounded up (b.tn_up)
   std::int64_t th_pitch;         // halves from one of th's rows to the next: kh, or stride * kh for the sample
   // The sample's pass (launch_sample_tau): each block's smallest upper-bound keys per query, read
   // by tau_from_keys; null in the candidate pass, which reads tau instead.
   unsigned* tau_keys;
-  // The wgmma kernel's tensor maps (set_wgmma_maps): the rows of th it reads (b.n rows,
-  // th_pitch halves apart) and their squared norms (b.tn_dn; b.tn_up in the sample's pass).
+  // The warpgroup kernels' tensor maps (set_wgmma_maps; the wide kernel sets its own): the rows
+  // of th they read (b.n rows, th_pitch halves apart) and their squared norms (b.tn_dn; b.tn_up
+  // in the sample's pass).
   CUtensorMap rows_map, norms_map;
 };
 

@@ -243,8 +243,9 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
     // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
     // few features and small k the product writes its values as fast as the selection reads
-    // them, and the two only slow each other down. The fused path's product stream only converts
-    // the queries, so long rows give it no reason to split the tile into smaller launches. The
+    // them, and the two only slow each other down. On the fused path long rows give no reason
+    // to split: its product stream converts the queries and at most writes its sample's products,
+    // and smaller launches only leave more of the device idle at the end of each pass. The
     // tuning's `chunks` sets the count, for measurements; timing runs the stages one after another.
     std::int64_t chunks = fast && !timer.on() && ((d >= 256 && !fused) || k > 256) ? std::clamp<std::int64_t>(qt / 1024, 1, 4) : 1;
     if (ctx.tuning.chunks && fast && !fused && !timer.on())

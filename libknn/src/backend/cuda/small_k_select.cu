@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* 
 }
 
 // rank_candidates over `slots` slots, each with `capacity` places of shared memory (lists of at
-// most kShortList candidates by rank_short_lists where k is at most that); `guess` where their tau
+// most kShortList candidates by rank_short_lists where k is at most 32); `guess` where their tau
 // is a guess.
 void launch_rank(const float* q, const float* t, int d, Metric metric, const Slots& slots, int slot_count, int capacity, std::int64_t k,
                  double* out_dist, std::int64_t* out_index, int* left, cudaStream_t st, TauGuess guess = {}) {

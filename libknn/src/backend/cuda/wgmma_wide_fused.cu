@@ -1,7 +1,8 @@
 // The fused pass for rows wider than kFusedMaxTerms terms on Hopper's warpgroup instructions: FP16
 // products of the first round's queries against every training row, each tested against tau in
 // registers as wgmma_fused_pass tests them, so that no product is written (Fashion-MNIST's 784
-// terms: 1.2 GB of FP16 products a tile of 10,000 queries otherwise, written and read twice).
+// terms: 2.4 GB of products for 10,000 queries against 60,000 rows otherwise, written and read
+// twice).
 //
 // Neither operand fits in shared memory whole, so both are streamed, 64 terms a stage: a block
 // keeps its 256 queries (four warpgroups of 64) through a part of the training rows, 128 rows a
@@ -25,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "backend/cuda/bounds.cuh"
 #include "backend/cuda/copy_ring.cuh"
@@ -34,6 +36,7 @@
 #include "backend/cuda/tensor_maps.cuh"
 #include "backend/cuda/tma_copies.cuh"
 #include "backend/cuda/wgmma_ops.cuh"
+#include "knn/error.hpp"
 
 namespace knn::cuda {
 
@@ -43,10 +46,13 @@ constexpr int kWideRing = 4;  // stages in shared memory
 constexpr int kWideTerms = 64;  // terms a stage: one 128-byte swizzled row of halves
 // Halves of a stage: the block's queries, then the tile's training rows, 64 terms each.
 constexpr int kWideStageHalves = (kFusedQueries + kFusedRows) * kWideTerms;
-// Tiles whose norms are held at once: a tile's norms come with its first chunk, and stay until
-// every warp has tested the tile, which it has before it is done with the first chunk of the tile
-// after the next (so at least two tiles of chunks later) whenever a tile takes two chunks or more.
+// Tiles whose norms are held at once: a tile's norms come with its first chunk, into place
+// tile % kWideNormTiles, and must stay until every warp has tested the tile. Tile T + 4's first
+// chunk is asked for once every warp is done with stage (T + 4) chunks - kWideRing, and a warp is
+// done with a stage of tile T + 1 only after testing T: so (kWideNormTiles - 1) chunks >=
+// kWideRing must hold, which two chunks a row or more give (launch_wgmma_wide_fused).
 constexpr int kWideNormTiles = 4;
+static_assert((kWideNormTiles - 1) * 2 >= kWideRing, "two chunks a row keep a tile's norms until it is tested");
 // The ring, and room to start it at a multiple of 1,024 bytes: 193 KiB.
 constexpr std::size_t kWideSmem = static_cast<std::size_t>(kWideRing) * kWideStageHalves * sizeof(__half) + 1024;
 
@@ -215,9 +221,15 @@ FusedParts wgmma_wide_parts(int slot_count, std::int64_t n, int multiprocessors,
 }
 
 void launch_wgmma_wide_fused(const FusedArgs& a, const __half* qh, const FusedParts& parts, cudaStream_t st) {
-  if (a.slot_count == 0 || a.b.n <= 0) return;
-  WideWgmmaArgs w{a, {}, (a.kh + kWideTerms - 1) / kWideTerms};
+  if (a.slot_count == 0) return;
   const bool tau = a.tau_keys != nullptr;
+  if (a.b.n <= 0) {  // no training row: the sample's pass keeps no key
+    if (tau)
+      KNN_CUDA(cudaMemsetAsync(a.tau_keys, 0xFF, static_cast<std::size_t>(a.slot_count) * parts.parts * kTauKeysPerPart * sizeof(unsigned), st));
+    return;
+  }
+  WideWgmmaArgs w{a, {}, (a.kh + kWideTerms - 1) / kWideTerms};
+  if (w.chunks < 2) throw Error("the wide fused pass takes rows of more than " + std::to_string(kWideTerms) + " terms");
   w.f.rows_map = half_rows_map(a.th, a.kh, a.b.n, a.th_pitch, kFusedRows);
   w.f.norms_map = floats_map(tau ? a.b.tn_up : a.b.tn_dn, a.b.n, kFusedRows);
   w.queries_map = half_rows_map(qh, a.kh, a.slot_count, a.kh, kFusedQueries);
