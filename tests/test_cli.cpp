@@ -72,6 +72,15 @@ std::string cli_ok(const std::vector<std::string>& args) {
   return r.out;
 }
 
+// Like cli(), failing the test unless the command is refused (exit 2) with `message` in its
+// standard error.
+CliResult cli_refused(const std::vector<std::string>& args, const std::string& message) {
+  const CliResult r = cli(args);
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "expected: " << message << "\n" << r;
+  return r;
+}
+
 // As a subprocess: `shell_prefix` (e.g. "cat f |") then knn-cli with `args`; stdout and stderr
 // are captured separately.
 CliResult cli_process(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
@@ -1889,48 +1898,30 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   // A text title, one name, over a header of more: the second line has more fields than the
   // first, and the error asks whether the first is a title; --skip-lines 1 reads the file.
   const std::string text_title = write_temp("text_title.csv", "Cars 1993\nx,type\n1,a\n2,b\n3,a\n4,b\n");
-  const CliResult ragged_title = cli({"evaluate", "--train", text_title, "--label", "type", "-k", "1", "--folds", "2"});
-  EXPECT_EQ(ragged_title.code, 2) << ragged_title;
-  EXPECT_NE(ragged_title.err.find(text_title + ":2:2: expected 1 field, found 2 (extra value \"type\"); line 1 (the header) has 1: a "
-                                  "title line above the header? (--skip-lines passes over lines at the top of each file read)"),
-            std::string::npos)
-      << ragged_title;
+  cli_refused({"evaluate", "--train", text_title, "--label", "type", "-k", "1", "--folds", "2"},
+              text_title + ":2:2: expected 1 field, found 2 (extra value \"type\"); line 1 (the header) has 1: a "
+                           "title line above the header? (--skip-lines passes over lines at the top of each file read)");
   // A text title over a file of one column: the label is not found, or is the only column, and
   // the error names --skip-lines.
   const std::string one_column = write_temp("one_column_title.csv", "Cars 1993\ntype\na\nb\na\nb\n");
-  const CliResult no_label = cli({"evaluate", "--train", one_column, "--label", "type", "-k", "1", "--folds", "2"});
-  EXPECT_EQ(no_label.code, 2) << no_label;
-  EXPECT_NE(no_label.err.find("no column named \"type\" in " + one_column + " (columns: \"Cars 1993\"); its header row holds one name: "
-                              "a title line above the header? (--skip-lines passes over lines at the top of each file read)"),
-            std::string::npos)
-      << no_label;
-  const CliResult no_features = cli({"evaluate", "--train", one_column, "-k", "1", "--folds", "2"});
-  EXPECT_EQ(no_features.code, 2) << no_features;
-  EXPECT_NE(no_features.err.find(one_column + ":1: no feature columns (only the label \"Cars 1993\"); its header row holds one name"),
-            std::string::npos)
-      << no_features;
+  cli_refused({"evaluate", "--train", one_column, "--label", "type", "-k", "1", "--folds", "2"},
+              "no column named \"type\" in " + one_column + " (columns: \"Cars 1993\"); its header row holds one name: "
+                                                           "a title line above the header? (--skip-lines passes over lines at the top of each file read)");
+  cli_refused({"evaluate", "--train", one_column, "-k", "1", "--folds", "2"},
+              one_column + ":1: no feature columns (only the label \"Cars 1993\"); its header row holds one name");
   EXPECT_EQ(cli({"evaluate", "--train", text_title, "--label", "type", "-k", "1", "--folds", "2", "--skip-lines", "1"}).code, 0);
   // A title with a comma, over a header of more names: the second line is refused with the
   // question, training and query file alike; two lines skipped read a data row as the header.
   const std::string wide_title = write_temp("wide_title.csv", "Survey, 1992\nx,y,type\n1,5,a\n2,6,b\n3,7,a\n4,8,b\n");
-  const CliResult ragged = cli({"evaluate", "--train", wide_title, "--label", "type", "-k", "1", "--folds", "2"});
-  EXPECT_EQ(ragged.code, 2) << ragged;
-  EXPECT_NE(ragged.err.find(wide_title + ":2:3: expected 2 fields, found 3 (extra value \"type\"); line 1 (the header) has 2: a title "
-                            "line above the header? (--skip-lines passes over lines at the top of each file read)"),
-            std::string::npos)
-      << ragged;
+  cli_refused({"evaluate", "--train", wide_title, "--label", "type", "-k", "1", "--folds", "2"},
+              wide_title + ":2:3: expected 2 fields, found 3 (extra value \"type\"); line 1 (the header) has 2: a title "
+                           "line above the header? (--skip-lines passes over lines at the top of each file read)");
   const std::string plain = write_temp("plain.csv", "x,y,type\n1,5,a\n2,6,b\n3,7,a\n4,8,b\n");
-  const CliResult as_query = cli({"predict", "--train", plain, "--label", "type", "--query", wide_title, "-k", "1"});
-  EXPECT_EQ(as_query.code, 2) << as_query;
-  EXPECT_NE(as_query.err.find(wide_title + ":2:3: expected 2 fields, found 3 (extra value \"type\"); line 1 (the header) has 2: a title"),
-            std::string::npos)
-      << as_query;
-  const CliResult past_header = cli({"evaluate", "--train", wide_title, "--label", "type", "-k", "1", "--folds", "2", "--skip-lines", "2"});
-  EXPECT_EQ(past_header.code, 2) << past_header;
-  EXPECT_NE(past_header.err.find("its header row holds numbers among its names: --skip-lines 2 passes over lines of every file read, "
-                                 "and may have passed over this one's header"),
-            std::string::npos)
-      << past_header;
+  cli_refused({"predict", "--train", plain, "--label", "type", "--query", wide_title, "-k", "1"},
+              wide_title + ":2:3: expected 2 fields, found 3 (extra value \"type\"); line 1 (the header) has 2: a title");
+  cli_refused({"evaluate", "--train", wide_title, "--label", "type", "-k", "1", "--folds", "2", "--skip-lines", "2"},
+              "its header row holds numbers among its names: --skip-lines 2 passes over lines of every file read, "
+              "and may have passed over this one's header");
   const CliResult skipped = cli({"evaluate", "--train", t, "-k", "3", "--skip-lines", "1"});
   ASSERT_EQ(skipped.code, 0) << skipped;
   EXPECT_EQ(skipped.err.find("note:"), std::string::npos) << skipped;

@@ -621,57 +621,52 @@ void targets(const std::string& train_csv, const std::string& test_csv, const st
   }
 }
 
-// 10^6 x 128 with 10,000 queries in GPU memory from k = 16 to 2,048: the default path against the
-// written products (KNN_GPU_FUSED=0) and the fused pass (=1), so that the k from which the fused
-// pass is the default (kGuessedTauK) can be checked.
+// The header of a table of the three paths a search of GPU memory may take: the default, the
+// written products (KNN_GPU_FUSED=0) and the fused pass (=1); `what` names its rows.
+void print_paths_header(const char* what) {
+  std::printf("\n| %s | default (ms) | written products, KNN_GPU_FUSED=0 (ms) | fused, KNN_GPU_FUSED=1 (ms) "
+              "| of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n",
+              what);
+}
+
+// A row of that table: `train` and `q` at k, each path timed as FAISS is (search_on_gpu), and the
+// default's first 20 lists against the CPU backend.
+void print_paths_row(const std::string& row, const knn::Matrix& train, const knn::Matrix& q, std::size_t k) {
+  constexpr Variant paths[] = {{knn::Precision::automatic, nullptr, nullptr, "default"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "0", "written"},
+                               {knn::Precision::automatic, "KNN_GPU_FUSED", "1", "fused"}};
+  double ms[3] = {0, 0, 0};
+  knn::Neighbors first;
+  for (int v = 0; v < 3; ++v) {
+    const EnvScope env(paths[v]);
+    OnGpu g = search_on_gpu(train, q, k);
+    ms[v] = g.ms;
+    if (v == 0) first = std::move(g.first);
+  }
+  const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(q, 20), k);
+  std::printf("| %s | %.2f | %.2f | %.2f | %zu |\n", row.c_str(), ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
+}
+
+// 10^6 x 128 with 10,000 queries in GPU memory from k = 16 to 2,048, on the three paths, so that
+// the k from which the fused pass is the default (kGuessedTauK) can be checked.
 void fused_by_k() {
   std::mt19937_64 rng(1);
   const auto train = uniform(1000000, 128, rng);
   const auto q = uniform(10000, 128, rng);
-  std::printf("\n| 10^6 x 128, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) | fused, KNN_GPU_FUSED=1 (ms) "
-              "| of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
-  constexpr Variant paths[] = {{knn::Precision::automatic, nullptr, nullptr, "default"},
-                               {knn::Precision::automatic, "KNN_GPU_FUSED", "0", "written"},
-                               {knn::Precision::automatic, "KNN_GPU_FUSED", "1", "fused"}};
-  for (std::size_t k : {16u, 32u, 48u, 64u, 128u, 192u, 256u, 512u, 1000u, 1024u, 2048u}) {
-    double ms[3] = {0, 0, 0};
-    knn::Neighbors first;
-    for (int v = 0; v < 3; ++v) {
-      const EnvScope env(paths[v]);
-      OnGpu g = search_on_gpu(train, q, k);
-      ms[v] = g.ms;
-      if (v == 0) first = std::move(g.first);
-    }
-    const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(q, 20), k);
-    std::printf("| k = %zu | %.2f | %.2f | %.2f | %zu |\n", k, ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
-  }
+  print_paths_header("10^6 x 128, 10,000 queries in GPU memory");
+  for (std::size_t k : {16u, 32u, 48u, 64u, 128u, 192u, 256u, 512u, 1000u, 1024u, 2048u}) print_paths_row("k = " + std::to_string(k), train, q, k);
 }
 
 // Fashion-MNIST's 784 features with the first N training rows, 10,000 queries in GPU memory, at
-// k = 1, 5 and 16: the default path against the written products (KNN_GPU_FUSED=0) and the fused
-// pass (=1), so that the training rows from which the fused pass for wide rows is the default
-// (kWideFusedDefaultRows) can be checked.
+// k = 1, 5 and 16, on the three paths, so that the training rows from which the fused pass for
+// wide rows is the default (kWideFusedDefaultRows) can be checked.
 void wide_by_rows(const std::string& train_csv, const std::string& test_csv) {
   const Scaled fm = load_scaled(train_csv, test_csv);
-  std::printf("\n| Fashion-MNIST, first N training rows, 10,000 queries in GPU memory | default (ms) | written products, KNN_GPU_FUSED=0 (ms) "
-              "| fused, KNN_GPU_FUSED=1 (ms) | of 20 queries checked, neighbours differing from CPU (default) |\n|---|---|---|---|---|\n");
-  constexpr Variant paths[] = {{knn::Precision::automatic, nullptr, nullptr, "default"},
-                               {knn::Precision::automatic, "KNN_GPU_FUSED", "0", "written"},
-                               {knn::Precision::automatic, "KNN_GPU_FUSED", "1", "fused"}};
+  print_paths_header("Fashion-MNIST, first N training rows, 10,000 queries in GPU memory");
   for (std::size_t rows : {5000u, 15000u, 30000u, 60000u}) {
     const knn::Matrix train = first_rows(fm.x, std::min(rows, fm.x.rows));
-    for (std::size_t k : {1u, 5u, 16u}) {
-      double ms[3] = {0, 0, 0};
-      knn::Neighbors first;
-      for (int v = 0; v < 3; ++v) {
-        const EnvScope env(paths[v]);
-        OnGpu g = search_on_gpu(train, fm.q, k);
-        ms[v] = g.ms;
-        if (v == 0) first = std::move(g.first);
-      }
-      const auto cpu = search(knn::Device::cpu, knn::Precision::fp32, train, first_rows(fm.q, 20), k);
-      std::printf("| N = %zu, k = %zu | %.2f | %.2f | %.2f | %zu |\n", train.rows, k, ms[0], ms[1], ms[2], mismatches(first, cpu, 20));
-    }
+    for (std::size_t k : {1u, 5u, 16u})
+      print_paths_row("N = " + std::to_string(train.rows) + ", k = " + std::to_string(k), train, fm.q, k);
   }
 }
 

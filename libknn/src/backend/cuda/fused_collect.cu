@@ -150,9 +150,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) fused_collect(FusedArgs a) {
   // The stage's squared norms (rounded down), copied with its last chunk into that chunk's place.
   __shared__ __align__(16) float t_norm[kFusedRing][kFusedRows];
   const Bounds& b = a.b;
-  const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
-  const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
-  const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
+  const BlockPart part = block_part(a);
+  const int first_slot = part.first_slot;
+  const std::int64_t stage0 = part.first, stages = part.count;
   if (stages <= 0) return;  // the same for the whole block
   const std::int64_t chunks = stages * chunks_per_stage;
   fused_query_limits<Half>(ql, a, first_slot, *a.max_tn);

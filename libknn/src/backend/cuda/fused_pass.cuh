@@ -105,6 +105,18 @@ __device__ __forceinline__ float fused_cheap_limit(float qn, double qn_exact, fl
   return __double2float_ru(p);
 }
 
+// What block (x, y) of a fused launch takes: slots x * kFusedQueries on, against the stages (the
+// wide kernel: tiles) of kFusedRows training rows of part y, `count` of them from `first` (none
+// or fewer past the last row).
+struct BlockPart {
+  int first_slot;
+  std::int64_t first, count;
+};
+__device__ __forceinline__ BlockPart block_part(const FusedArgs& a) {
+  const std::int64_t all = (a.b.n + kFusedRows - 1) / kFusedRows, first = blockIdx.y * a.stages_per_part;
+  return BlockPart{static_cast<int>(blockIdx.x) * kFusedQueries, first, min(a.stages_per_part, all - first)};
+}
+
 // The lesser of x and y, NaN where either is NaN (fminf would give the other one).
 __device__ __forceinline__ float min_nan(float x, float y) {
   float r;

@@ -50,7 +50,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   const bool wide = kdim > kFusedMaxTerms;
   const bool fused_fits = fast && metric == Metric::l2 && (tf32 || split) && (!wide || (tf32 && tensor_cores && tuning.fp16));
   const bool on_wgmma = wgmma && tuning.fp16 && metric == Metric::l2 && kdim > 32;
-  const bool fused_pays = tf32 && (wide ? on_wgmma && sample_tau_fits(wgmma, tuning.fp16, kdim, k) && n >= kWideFusedDefaultRows
+  const bool fused_pays = tf32 && (wide ? sample_tau_fits(wgmma, tuning.fp16, kdim, k) && n >= kWideFusedDefaultRows
                                        : (k <= 10 || (on_wgmma && k <= kGuessedTauMaxK)) && n >= kFusedDefaultRows);
   const bool fused = fused_fits && (tuning.fused >= 0 ? tuning.fused == 1 : fused_pays);
   // The TF32 pass's l2 products take FP16 operands (fp16_operands.cuh), fused or written: the

@@ -95,9 +95,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   __shared__ uint2 finds[Tau ? 1 : warps][kWarpFinds];
   __shared__ unsigned find_count[warps];
   const Bounds& b = a.b;
-  const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
-  const std::int64_t all_stages = (b.n + kFusedRows - 1) / kFusedRows, stage0 = blockIdx.y * a.stages_per_part;
-  const std::int64_t stages = min(a.stages_per_part, all_stages - stage0);
+  const BlockPart part = block_part(a);
+  const int first_slot = part.first_slot;
+  const std::int64_t stage0 = part.first, stages = part.count;
   if (stages <= 0) {  // the same for the whole block
     if constexpr (Tau) no_sample_keys(a, first_slot);
     return;

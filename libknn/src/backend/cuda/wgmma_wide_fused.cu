@@ -84,9 +84,9 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const 
   __shared__ __align__(8) std::uint64_t landed[kWideRing];
   __shared__ unsigned done[kWideRing];
   const Bounds& b = a.b;
-  const int first_slot = static_cast<int>(blockIdx.x) * kFusedQueries;
-  const std::int64_t all_tiles = (b.n + kFusedRows - 1) / kFusedRows, tile0 = blockIdx.y * a.stages_per_part;
-  const std::int64_t tiles = min(a.stages_per_part, all_tiles - tile0);
+  const BlockPart part = block_part(a);
+  const int first_slot = part.first_slot;
+  const std::int64_t tile0 = part.first, tiles = part.count;
   if (tiles <= 0) {  // the same for the whole block
     if constexpr (Tau) no_sample_keys(a, first_slot);
     return;
