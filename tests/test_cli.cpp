@@ -1225,6 +1225,7 @@ const BadCase kBadCases[] = {
     {"numeric_and_categorical_one_column", predict_with({"--numeric", "x", "--categorical", "x"}), {"--numeric", "\"x\"", "--categorical"}},
     {"inspect_without_a_file", {"inspect"}, {"--file", "knn-cli inspect FILE"}},
     {"inspect_missing_file", {"inspect", "@does_not_exist.csv"}, {"does_not_exist.csv:", "cannot open"}},
+    {"inspect_two_files", {"inspect", "@tabular/rnames.csv", "--train", "@tabular/ids.csv"}, {"option --train", "describes one"}},
 };
 
 class CliBadInput : public ::testing::TestWithParam<BadCase> {};
@@ -2000,6 +2001,8 @@ TEST(CliTabular, InspectDescribesTheColumns) {
   EXPECT_NE(t.out.find("features  2 columns (1 numeric, 1 categorical), 4 once one-hot encoded"), std::string::npos) << t;
   EXPECT_NE(t.out.find("missing   2 cells in 2 columns"), std::string::npos) << t;
   EXPECT_NE(t.out.find("row names"), std::string::npos) << t;
+  // --train names the file as the other commands name theirs: the same table.
+  EXPECT_EQ(cli({"inspect", "--train", case_file("tabular/rnames.csv")}).out, t.out);
   const CliResult j = cli({"inspect", case_file("tabular/ids.csv"), "--format", "json"});
   ASSERT_EQ(j.code, 0) << j;
   EXPECT_NE(j.out.find("\"identifier\": true"), std::string::npos) << j;

@@ -98,11 +98,12 @@ std::string values_text(const ColumnInfo& c) {
 }  // namespace
 
 std::string inspect(const cxxopts::ParseResult& r, const Settings& s, std::ostream&) {
-  if (!r.count("file")) throw app::option_error("file", "is required by knn-cli inspect (knn-cli inspect FILE)");
+  if (r.count("file") && r.count("train")) throw app::option_error("train", "names a second file: knn-cli inspect describes one");
+  if (!r.count("file") && !r.count("train")) throw app::option_error("file", "is required by knn-cli inspect (knn-cli inspect FILE)");
   CsvOptions o = s.csv;
   o.lenient = true;
   o.query_file_follows = false;
-  const Dataset d = load_csv(app::option_text(r, "file"), o);
+  const Dataset d = load_csv(app::option_text(r, r.count("file") ? "file" : "train"), o);
   s.notes.guesses(d);  // the table shows the rest
 
   std::vector<ColumnInfo> cols(d.column_names.size());

@@ -33,7 +33,9 @@ cxxopts::Options make_options(const std::string& cmd) {
     o.custom_help("FILE [options]");
     o.positional_help("");
     // clang-format off
-    o.add_options("input")("file", "the CSV file to describe, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE");
+    o.add_options("input")
+      ("file", "the CSV file to describe, gzip-compressed or not (- reads standard input)", cxxopts::value<std::string>(), "FILE")
+      ("train", "FILE given as an option, as the other commands take theirs", cxxopts::value<std::string>(), "FILE");
     app::add_csv_options(o, nullptr, "shown with the role id");
     o.add_options("output")
       ("o,output", "output file, written whole or not at all (- is standard output)", cxxopts::value<std::string>()->default_value("-"), "FILE")
