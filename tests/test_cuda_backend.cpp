@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "knn/knn.hpp"
 #include "test_util.hpp"
@@ -495,32 +496,33 @@ TEST(CudaBackend, FusedTauKeepsTheFirstRoundsListsShort) {
 
 // A guessed tau (k = 17 to 1,024 on the fused path's written sample, here every 8th row) that the
 // training rows make wrong in each way it can be, the answer the CPU's all the same. The queries
-// sit at one point; 400 of the sample's rows lie at squared distance 1 from it, the rest of the
+// sit at one point; `near` of the sample's rows lie at squared distance 1 from it, the rest of the
 // sample far (9), and the other rows in a band from 1 up, rho rows to a unit of squared distance.
-// The guess (the sample's 170th bound) lies just above 1, and the band's density decides what the
-// ranking finds: a sparse band leaves fewer than k candidates; a middle one k or more, but a k-th
-// distance above the guess (rows within the margin under it, beyond it in truth); a dense one
-// more candidates than the first round's lists hold. Each sends its queries to the second round
-// with a valid tau (the k-th distance's, or the sample's k-th bound); a query's excluded row is
-// one of the 400.
-TEST(CudaBackend, FusedGuessedTauIsCheckedByTheRanking) {
-  REQUIRE_GPU();
+// The guess (the sample's bound of rank ceil((k + 4 sqrt(8k)) / 8), one of the near rows) lies
+// just above 1, and the band's density decides what the ranking finds: a sparse band leaves fewer
+// than k candidates; a middle one k or more, but a k-th distance above the guess (rows within the
+// margin under it, beyond it in truth); a dense one more candidates than the first round's lists
+// hold. Each sends its queries to the second round with a valid tau (the k-th distance's, or the
+// sample's k-th bound); a query's excluded row is one of the near sample rows.
+namespace {
+
+void expect_guessed_tau_checked(std::size_t k, std::size_t near, std::initializer_list<double> rhos) {
   const std::uint64_t seed = knn::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", k " + std::to_string(k));
   std::mt19937_64 rng(seed);
-  const std::size_t n = 40000, d = 48, k = 1000;
+  const std::size_t n = 40000, d = 48;
   auto q = knn::test::random_matrix(200, d, rng, -1e-4f, 1e-4f);
   for (float& v : q.values) v += 0.5f;
   std::vector<std::int64_t> ex(q.rows);
-  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<std::int64_t>(8 * (i % 400));
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<std::int64_t>(8 * (i % near));
   const knn::test::ScopedEnv fused("KNN_GPU_FUSED", "1"), stride("KNN_GPU_FUSED_STRIDE", "8"), timing("KNN_GPU_TIMING", "1");
   std::size_t again_somewhere = 0;
-  for (const double rho : {1000.0, 4000.0, 8000.0, 16000.0, 32000.0, 64000.0, 200000.0}) {
+  for (const double rho : rhos) {
     knn::Matrix train(n, d);
     std::fill(train.values.begin(), train.values.end(), 0.5f);
     std::size_t band = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const double s = i % 8 == 0 ? (i < 8 * 400 ? 1.0 : 9.0) : 1.0 + static_cast<double>(band++) / rho;
+      const double s = i % 8 == 0 ? (i < 8 * near ? 1.0 : 9.0) : 1.0 + static_cast<double>(band++) / rho;
       train.row(i)[i % d] += static_cast<float>(std::sqrt(s));
     }
     for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
@@ -536,12 +538,30 @@ TEST(CudaBackend, FusedGuessedTauIsCheckedByTheRanking) {
         ASSERT_NE(at, std::string::npos) << what << ": no count of the second round in\n" << log;
         const auto line = log.rfind("gpu stages: ", at);
         const std::size_t again = std::stoul(log.substr(line + 12, at - line - 12));
-        std::printf("%s: %zu of %zu queries collected again\n", what.c_str(), again, q.rows);
+        std::printf("k %zu, %s: %zu of %zu queries collected again\n", k, what.c_str(), again, q.rows);
         again_somewhere += again;
       }
     }
   }
   EXPECT_GT(again_somewhere, 0u) << "no guess was refuted: the test no longer reaches the second round";
+}
+
+}  // namespace
+
+// k = 1,000: the guess is the sample's 170th bound of 400 near rows; the lists are long
+// (rank_candidates).
+TEST(CudaBackend, FusedGuessedTauIsCheckedByTheRanking) {
+  REQUIRE_GPU();
+  expect_guessed_tau_checked(1000, 400, {1000.0, 4000.0, 8000.0, 16000.0, 32000.0, 64000.0, 200000.0});
+}
+
+// k = 24: the guess is the sample's 10th bound of 12 near rows, and the band's densities put the
+// first round's lists on both sides of the 64 candidates that rank_short_lists takes, so that its
+// own check of the guess (fewer than k, or a k-th distance above it) is reached as well as
+// rank_candidates'.
+TEST(CudaBackend, FusedGuessedTauIsCheckedByTheShortListRanking) {
+  REQUIRE_GPU();
+  expect_guessed_tau_checked(24, 12, {100.0, 1000.0, 4000.0, 16000.0, 64000.0, 200000.0, 1000000.0});
 }
 
 // Queries that tie with many training rows, so that the fused pass appends thousands of

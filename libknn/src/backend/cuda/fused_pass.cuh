@@ -143,6 +143,36 @@ __device__ __forceinline__ void least_values(const float (&acc)[4 * J], const fl
   }
 }
 
+// The slow branch of the warpgroup kernels' epilogues: query row h's products with group g's 8
+// training rows (8 j + 2 tig + e for j = 4 g .. 4 g + 3; acc and tig as in least_values, tn their
+// norms, read again from shared memory), x = fl(tn c - 2v) for each, and take(j, e, tn, v) (v the
+// product) for each `under` the row's limit, which is read again after every take (the sample's
+// pass lowers it). One copy of `take`, in a loop over the products under the limit, keeps the
+// code short for the instruction cache; the loop picks its product out of the accumulators by
+// selects, as an index into an array of them would put that array in local memory, whose loads
+// stalled the sample's pass, where most warps come here on most tiles.
+template <int N, class Under, class Take>
+__device__ __forceinline__ void screen8(const float (&acc)[N], const volatile float* tn, int tig, float inv2, float c, int h, int g,
+                                        Under&& under, Take&& take) {
+  unsigned pending = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int j = 4 * g + i / 2, e = i % 2;
+    if (under(fmaf(inv2, acc[4 * j + 2 * h + e], tn[j * 8 + 2 * tig + e] * c))) pending |= 1u << i;
+  }
+#pragma unroll 1
+  for (; pending != 0; pending &= pending - 1) {
+    const int i = __ffs(static_cast<int>(pending)) - 1;
+    float v = acc[4 * (4 * g) + 2 * h];
+#pragma unroll
+    for (int m = 1; m < 8; ++m)
+      if (i == m) v = acc[4 * (4 * g + m / 2) + 2 * h + m % 2];
+    const int j = 4 * g + i / 2, e = i % 2;
+    const float tnj = tn[j * 8 + 2 * tig + e];
+    if (under(fmaf(inv2, v, tnj * c))) take(j, e, tnj, v);
+  }
+}
+
 // A block's queries, in shared memory: for query r of the block (slot first_slot + r) its squared
 // norm rounded down, tau, the cheap test's limit, the absolute margin, its excluded row, and with
 // FP16 operands its scale (fp16_limits) and the factor that turns the accumulator into -2v.

@@ -190,41 +190,6 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
     // The norms are read again (volatile) in the branches below: kept from the loop above, their
     // products with c went to local memory on every stage, for rarely taken branches.
     const volatile float* const tnv = tn;
-    // Query row h's products with group g's 8 training rows (8 j + 2 tig + e, j = 4 g .. 4 g + 3):
-    // x = fl(tn c - 2v) for each, and `take(j, e, tn, v)` (v the product) for each that is
-    // `under` the row's limit, read again after every take; none when their least (NaN where any
-    // is NaN) is not under it.
-    // Both passes' slow branches, so that a warp's slow branch stays short.
-    const auto screen8 = [&](const float(&acc)[32], int h, int g, float c, auto under, auto take) {
-      float x[8], tnj[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const int j = 4 * g + i / 2, e = i % 2;
-        tnj[i] = tnv[j * 8 + 2 * tig + e];
-        x[i] = fmaf(inv2[h], acc[4 * j + 2 * h + e], tnj[i] * c);
-      }
-      float least8 = x[0];
-#pragma unroll
-      for (int i = 1; i < 8; ++i) least8 = min_nan(least8, x[i]);
-      if (!under(least8)) return;
-      // Most warps come here in most stages in the sample's pass, and in the candidate pass at
-      // large k: one copy of `take`, in a loop over the products under the limit, keeps the code
-      // short for the instruction cache (unrolled, the 8 copies of each of the 8 places it is
-      // called from were most of the kernel). The limit is read again after every take (the
-      // sample's pass lowers it).
-      float v[8];
-      unsigned pending = 0;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        v[i] = acc[4 * (4 * g + i / 2) + 2 * h + i % 2];
-        if (under(x[i])) pending |= 1u << i;
-      }
-#pragma unroll 1
-      for (; pending != 0; pending &= pending - 1) {
-        const int i = __ffs(static_cast<int>(pending)) - 1;
-        if (under(x[i])) take(4 * g + i / 2, i % 2, tnj[i], v[i]);
-      }
-    };
     if constexpr (Tau) {
       // A row whose least is under its limit takes its products 8 at a time, and a group whose
       // least is under it one by one: the exact upper bound of each still under it, kept when
@@ -238,7 +203,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
 #pragma unroll
         for (int g = 0; g < 2; ++g)
           screen8(
-              acc, h, g, b.c_up, [&](float x) { return keys.under(h, x); },
+              acc, tnv, tig, inv2[h], b.c_up, h, g, [&](float x) { return keys.under(h, x); },
               [&](int j, int e, float tnj, float v) {
                 const int col = j * 8 + 2 * tig + e;
                 if (j0 + col >= b.n || j0 + col == ql.excluded[r]) return;
@@ -259,7 +224,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
 #pragma unroll
       for (int g = 0; g < 2; ++g)
         screen8(
-            acc, h, g, b.c_dn, [&](float x) { return !(x > cheap[h]); },
+            acc, tnv, tig, inv2[h], b.c_dn, h, g, [&](float x) { return !(x > cheap[h]); },
             [&](int j, int e, float tnj, float v) {
               const int r = r0 + 8 * h;
               const std::int64_t row = j0 + j * 8 + 2 * tig + e;

@@ -152,31 +152,18 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const 
       if (!under(h, least[h])) continue;
       const int r = r0 + 8 * h;
 #pragma unroll
-      for (int g = 0; g < 4; ++g) {
-        // Training rows 8 j + 2 tig + e for j = 4 g .. 4 g + 3.
-        float x[8], v[8], tnj[8];
-        unsigned pending = 0;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const int j = 4 * g + i / 2, e = i % 2;
-          tnj[i] = tnv[j * 8 + 2 * tig + e];
-          v[i] = acc[4 * j + 2 * h + e];
-          x[i] = fmaf(inv2[h], v[i], tnj[i] * c);
-          if (under(h, x[i])) pending |= 1u << i;
-        }
-#pragma unroll 1
-        for (; pending != 0; pending &= pending - 1) {
-          const int i = __ffs(static_cast<int>(pending)) - 1;
-          const std::int64_t row = j0 + (4 * g + i / 2) * 8 + 2 * tig + i % 2;
-          const float p = v[i] * (-0.5f * inv2[h]);
-          if constexpr (Tau) {
-            if (!under(h, x[i]) || row >= b.n || row == ql.excluded[r]) continue;
-            keys.keep(h, p, tnj[i], b.c_up, ql.abs[r]);
-          } else if (fused_exact_pass(a, ql, r, p, tnj[i], row)) {
-            fused_append(a.slots, first_slot + r, row);
-          }
-        }
-      }
+      for (int g = 0; g < 4; ++g)
+        screen8(
+            acc, tnv, tig, inv2[h], c, h, g, [&](float x) { return under(h, x); },
+            [&](int j, int e, float tnj, float v) {
+              const std::int64_t row = j0 + j * 8 + 2 * tig + e;
+              const float p = v * (-0.5f * inv2[h]);
+              if constexpr (Tau) {
+                if (row < b.n && row != ql.excluded[r]) keys.keep(h, p, tnj, b.c_up, ql.abs[r]);
+              } else if (fused_exact_pass(a, ql, r, p, tnj, row)) {
+                fused_append(a.slots, first_slot + r, row);
+              }
+            });
     }
   };
   for (std::int64_t tile = 0; tile < tiles; ++tile) {
