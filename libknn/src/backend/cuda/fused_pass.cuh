@@ -149,8 +149,8 @@ __device__ __forceinline__ void least_values(const float (&acc)[4 * J], const fl
 // product) for each `under` the row's limit, which is read again after every take (the sample's
 // pass lowers it). One copy of `take`, in a loop over the products under the limit, keeps the
 // code short for the instruction cache; the loop picks its product out of the accumulators by
-// selects, as an index into an array of them would put that array in local memory, whose loads
-// stalled the sample's pass, where most warps come here on most tiles.
+// selects: an index into an array of them would put the array in local memory, and the sample's
+// pass, where most warps come here on most tiles, would wait on its loads.
 template <int N, class Under, class Take>
 __device__ __forceinline__ void screen8(const float (&acc)[N], const volatile float* tn, int tig, float inv2, float c, int h, int g,
                                         Under&& under, Take&& take) {
