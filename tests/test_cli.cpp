@@ -1979,11 +1979,28 @@ TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {
   // 0 (1.5, red) and 2 (2.5, red), named by their rows in the file, not by their places (0, 1).
   EXPECT_NE(n.out.find("\n0,1,0,"), std::string::npos) << n;
   EXPECT_NE(n.out.find("\n0,2,2,"), std::string::npos) << n;
-  EXPECT_NE(n.err.find("dropped 2 rows of " + train), std::string::npos) << n;
+  EXPECT_NE(n.err.find("note: dropped 2 rows with a missing value from " + train + " (--drop-missing); 4 remain"), std::string::npos) << n;
   // With --impute the missing cells are filled: only rows without a label would be dropped.
   const CliResult kept = cli({"neighbors", "--train", train, "--query", query, "-k", "2", "--drop-missing", "--impute", "mean"});
   ASSERT_EQ(kept.code, 0) << kept;
   EXPECT_EQ(kept.err.find("dropped"), std::string::npos) << kept;
+}
+
+// Where --impute fills the features, a dropped row lacked its label: the note and the summary say
+// so rather than "a missing value", which the user had asked to be filled.
+TEST(CliTabular, RowsDroppedForALabelSaySo) {
+  const std::string train = write_temp("label_gaps.csv", "x,colour,label\n1.5,red,a\nNA,blue,b\n2.5,red,NA\n3,NA,b\n0.5,green,a\n4,blue,b\n"
+                                                         "2,red,a\n1,blue,b\n");
+  const CliResult imputed = cli({"evaluate", "--train", train, "-k", "2", "--folds", "2", "--drop-missing", "--impute", "median"});
+  ASSERT_EQ(imputed.code, 0) << imputed;
+  EXPECT_NE(imputed.err.find("note: dropped 1 row with a missing label from " + train + " (--drop-missing); 7 remain"), std::string::npos)
+      << imputed;
+  EXPECT_NE(imputed.out.find("\ndropped   1 row with a missing label\n"), std::string::npos) << imputed;
+  const CliResult dropped = cli({"evaluate", "--train", train, "-k", "2", "--folds", "2", "--drop-missing"});
+  ASSERT_EQ(dropped.code, 0) << dropped;
+  EXPECT_NE(dropped.err.find("note: dropped 3 rows with a missing value from " + train + " (--drop-missing); 5 remain"), std::string::npos)
+      << dropped;
+  EXPECT_NE(dropped.out.find("\ndropped   3 rows with a missing value\n"), std::string::npos) << dropped;
 }
 
 TEST(CliTabular, IdentifierColumnsKeptOrLeftOutOnRequest) {

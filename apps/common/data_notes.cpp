@@ -90,8 +90,13 @@ void DataNotes::training(const Dataset& data) {
   if (!data.unnamed_columns.empty()) lines_.push_back(unnamed(data, rows_out_));
   guesses(data);
   if (data.dropped_rows)
-    lines_.push_back("dropped " + std::to_string(data.dropped_rows) + (data.dropped_rows == 1 ? " row" : " rows") + " of " +
-                     data.source + " with a missing value (--drop-missing); " + std::to_string(data.all_rows()) + " remain");
+    lines_.push_back("dropped " + dropped_rows_text(data) + " from " + data.source + " (--drop-missing); " + std::to_string(data.all_rows()) +
+                     " remain");
+}
+
+std::string dropped_rows_text(const Dataset& data) {
+  return std::to_string(data.dropped_rows) + (data.dropped_rows == 1 ? " row" : " rows") +
+         (data.options.drop_missing_features ? " with a missing value" : " with a missing label");
 }
 
 void DataNotes::query(const Dataset& data, const PrepReport& report) {

@@ -44,6 +44,10 @@ class DataNotes {
 /// something else: a header row cut short, a trailing comma.
 bool row_names_column(const Dataset& d, std::size_t c);
 
+/// "N rows with a missing label" where the features' missing cells are imputed (only a label then
+/// drops a row), "... with a missing value" otherwise: the rows Dataset::dropped_rows counts.
+std::string dropped_rows_text(const Dataset& data);
+
 /// The task check of an app: where --task was not given, the labels must look like classes.
 void check_guessed_task(const Dataset& train, bool task_given, bool label_given, const Communicator* comm);
 

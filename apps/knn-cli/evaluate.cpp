@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "arguments.hpp"
+#include "data_notes.hpp"
 #include "data.hpp"
 #include "errors.hpp"
 #include "option_values.hpp"
@@ -95,7 +96,7 @@ std::string feature_lines(const Dataset& data, const EvalOptions& eo) {
   if (!left_out.empty()) s << "  left out  " << names(left_out) << "\n";
   if (data.has_ids()) s << "  id        " << data.id_name << "\n";
   if (eo.impute != Impute::none) s << "impute    " << to_string(eo.impute) << " (categorical: most frequent)\n";
-  if (data.dropped_rows) s << "dropped   " << data.dropped_rows << (data.dropped_rows == 1 ? " row" : " rows") << " with a missing value\n";
+  if (data.dropped_rows) s << "dropped   " << app::dropped_rows_text(data) << "\n";
   return s.str();
 }
 
