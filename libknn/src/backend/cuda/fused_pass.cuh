@@ -284,6 +284,41 @@ struct SampleKeys {
     if (best[h][kTauKeys - 1] != kNoKey) limit[h] = key_to_float(best[h][kTauKeys - 1]) - qn_c[h];
   }
 
+  // The sample's epilogue of a tile: of each query row's 2J products that the thread holds (acc,
+  // tn, tig and inv2 as in least_values; training rows j0 + 8 j + 2 tig + e), the one with the
+  // least x = fl(tn c_up - 2v) (the first of equal ones; never a NaN one) has its upper bound kept
+  // when x is under the row's limit and the row is in the sample (below n) and not the query's
+  // excluded one. One product a tile at most: a tile's others are left out, which can only make
+  // tau larger, and the work is the same straight-line code in every warp on every tile, where
+  // taking each product under the limit sent most warps down a slow branch on most tiles.
+  template <int J>
+  __device__ __forceinline__ void keep_least(const float (&acc)[4 * J], const float* tn, int tig, const float (&inv2)[2], float c_up,
+                                             std::int64_t j0, std::int64_t n, const FusedQueryLimits& ql, int r0) {
+    float least[2] = {INFINITY, INFINITY}, v[2] = {0.0f, 0.0f}, tnl[2] = {0.0f, 0.0f};
+    int col[2] = {-1, -1};
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const float2 t2 = *reinterpret_cast<const float2*>(tn + j * 8 + 2 * tig);
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float t = e == 0 ? t2.x : t2.y;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float a = acc[4 * j + 2 * h + e];
+          const float x = fmaf(inv2[h], a, t * c_up);
+          if (x < least[h]) least[h] = x, v[h] = a, tnl[h] = t, col[h] = j * 8 + 2 * tig + e;
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (col[h] < 0 || !under(h, least[h])) continue;
+      const std::int64_t row = j0 + col[h];
+      const int r = r0 + 8 * h;
+      if (row < n && row != ql.excluded[r]) keep(h, v[h] * (-0.5f * inv2[h]), tnl[h], c_up, ql.abs[r]);
+    }
+  }
+
   // Writes the kept keys of both rows (tig: the thread's place in its quad).
   __device__ __forceinline__ void write(const FusedArgs& a, int first_slot, int r0, int tig) const {
 #pragma unroll

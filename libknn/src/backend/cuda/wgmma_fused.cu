@@ -182,36 +182,18 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_fused_pass(const __gri
   const auto epilogue = [&](const float (&acc)[32], const float* tn, int half, std::int64_t stage) {
     const std::int64_t j0 = (stage0 + stage) * kFusedRows + 64 * half;
     tn += 64 * half;
-    // The least of each query row's 16 values x = fl(tn c - 2v), NaN where any is NaN (tn and c
-    // rounded down for the cheap test, up in the sample's pass).
-    const float c = Tau ? b.c_up : b.c_dn;
-    float least[2];
-    least_values<8>(acc, tn, tig, c, inv2, least);
-    // The norms are read again (volatile) in the branches below: kept from the loop above, their
-    // products with c went to local memory on every stage, for rarely taken branches.
-    const volatile float* const tnv = tn;
     if constexpr (Tau) {
-      // A row whose least is under its limit takes its products 8 at a time, and a group whose
-      // least is under it one by one: the exact upper bound of each still under it, kept when
-      // its key is among the kTauKeys smallest (rows past the sample's end and the excluded row
-      // never are). Most warps take this branch in most stages, so it is kept short.
-      if (!keys.under(0, least[0]) && !keys.under(1, least[1])) return;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (!keys.under(h, least[h])) continue;
-        const int r = r0 + 8 * h;
-#pragma unroll
-        for (int g = 0; g < 2; ++g)
-          screen8(
-              acc, tnv, tig, inv2[h], b.c_up, h, g, [&](float x) { return keys.under(h, x); },
-              [&](int j, int e, float tnj, float v) {
-                const int col = j * 8 + 2 * tig + e;
-                if (j0 + col >= b.n || j0 + col == ql.excluded[r]) return;
-                keys.keep(h, v * (-0.5f * inv2[h]), tnj, b.c_up, ql.abs[r]);
-              });
-      }
+      keys.keep_least<8>(acc, tn, tig, inv2, b.c_up, j0, b.n, ql, r0);
       return;
     }
+    // The least of each query row's 16 values x = fl(tn c - 2v), NaN where any is NaN (tn and c
+    // rounded down).
+    const float c = b.c_dn;
+    float least[2];
+    least_values<8>(acc, tn, tig, c, inv2, least);
+    // The norms are read again (volatile) in the branch below: kept from the loop above, their
+    // products with c went to local memory on every stage, for a rarely taken branch.
+    const volatile float* const tnv = tn;
     // The cheap test (fused_collect's, docs/exactness.md#fused-cheap-test) of a query row's 16
     // products at once. A row with one that passes is tested again 8 products at a time, and
     // only a group with one that passes product by product, then by the exact bound: a warp in
@@ -355,8 +337,9 @@ void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& sl
                        DeviceArray<unsigned>& keys, unsigned* tau, cudaStream_t st) {
   if (slot_count == 0) return;
   if (k < 1 || k > kSampleTauK) throw Error("the sample's tau in the product kernel takes k <= " + std::to_string(kSampleTauK));
-  // A part's first stages are slow: until each thread holds keys near its queries' own, most
-  // products pass the limit and take the one-by-one branch. Fewer, longer parts then pay:
+  // A part's first stages cost more: until each thread holds keys near its queries' own, every
+  // tile's least product passes the limit and has its bound computed and kept. Fewer, longer
+  // parts then pay:
   // kSamplePartStages counts that start as so many stages more (a wide row's tile takes a stage
   // of 64 terms at a time, so as many such stages).
   const bool wide = p.kdim > kFusedMaxTerms;

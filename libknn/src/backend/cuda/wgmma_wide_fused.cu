@@ -66,7 +66,8 @@ struct WideWgmmaArgs {
 // 64 g .. + 63 against all 128 rows of a tile.
 // Tau: the sample's pass (a.tau_keys set, a.b the sample's bounds, its rows every stride-th of
 // th): instead of the tests against tau, each thread keeps the kTauKeys smallest upper-bound keys
-// of each of its two query rows, as wgmma_fused_pass's sample pass does, and writes them at the end.
+// of each of its two query rows, one a tile at most (SampleKeys::keep_least), as wgmma_fused_pass's
+// sample pass does, and writes them at the end.
 template <bool Tau>
 __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const __grid_constant__ WideWgmmaArgs w) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -134,17 +135,20 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const 
   // The sample's pass: each thread's keys of its two query rows (fused_pass.cuh).
   SampleKeys keys = Tau ? SampleKeys(a, first_slot, r0) : SampleKeys(a, a.slot_count, 0);
   // The tests of a tile's products (norms in tn, training rows from j0 on): the least of each
-  // query row's 32 values x = fl(tn c - 2v) (NaN where any is NaN) against the row's limit (the
-  // cheap test's; in the sample's pass the kept keys'), then, for a row with one under it, 8 at a
-  // time, and product by product the exact test and the append (the upper bound and its key).
-  // Most tiles of most warps stop at the first test.
+  // query row's 32 values x = fl(tn c - 2v) (NaN where any is NaN) against the cheap test's limit,
+  // then, for a row with one under it, 8 at a time, and product by product the exact test and the
+  // append. Most tiles of most warps stop at the first test. The sample's pass keeps the bound of
+  // each row's least product instead (SampleKeys::keep_least).
   const auto epilogue = [&](const float* tn, std::int64_t j0) {
-    const float c = Tau ? b.c_up : b.c_dn;
+    if constexpr (Tau) {
+      keys.keep_least<16>(acc, tn, tig, inv2, b.c_up, j0, b.n, ql, r0);
+      return;
+    }
+    const float c = b.c_dn;
     float least[2];
     least_values<16>(acc, tn, tig, c, inv2, least);
-    // Whether x passes row h's test: under the kept keys' limit (read again after every key
-    // kept), or not above the cheap test's limit (NaN passes both).
-    const auto under = [&](int h, float x) { return Tau ? keys.under(h, x) : !(x > cheap[h]); };
+    // Whether x passes row h's cheap test (NaN does).
+    const auto under = [&](int h, float x) { return !(x > cheap[h]); };
     if (!under(0, least[0]) && !under(1, least[1])) return;
     const volatile float* const tnv = tn;  // read again in the rare branch, not kept in registers
 #pragma unroll
@@ -157,12 +161,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const 
             acc, tnv, tig, inv2[h], c, h, g, [&](float x) { return under(h, x); },
             [&](int j, int e, float tnj, float v) {
               const std::int64_t row = j0 + j * 8 + 2 * tig + e;
-              const float p = v * (-0.5f * inv2[h]);
-              if constexpr (Tau) {
-                if (row < b.n && row != ql.excluded[r]) keys.keep(h, p, tnj, b.c_up, ql.abs[r]);
-              } else if (fused_exact_pass(a, ql, r, p, tnj, row)) {
-                fused_append(a.slots, first_slot + r, row);
-              }
+              if (fused_exact_pass(a, ql, r, v * (-0.5f * inv2[h]), tnj, row)) fused_append(a.slots, first_slot + r, row);
             });
     }
   };
