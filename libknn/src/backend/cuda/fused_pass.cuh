@@ -143,14 +143,13 @@ __device__ __forceinline__ void least_values(const float (&acc)[4 * J], const fl
   }
 }
 
-// The slow branch of the warpgroup kernels' epilogues: query row h's products with group g's 8
-// training rows (8 j + 2 tig + e for j = 4 g .. 4 g + 3; acc and tig as in least_values, tn their
-// norms, read again from shared memory), x = fl(tn c - 2v) for each, and take(j, e, tn, v) (v the
-// product) for each `under` the row's limit, which is read again after every take (the sample's
-// pass lowers it). One copy of `take`, in a loop over the products under the limit, keeps the
-// code short for the instruction cache; the loop picks its product out of the accumulators by
-// selects: an index into an array of them would put the array in local memory, and the sample's
-// pass, where most warps come here on most tiles, would wait on its loads.
+// The slow branch of the warpgroup kernels' candidate pass: query row h's products with group g's
+// 8 training rows (8 j + 2 tig + e for j = 4 g .. 4 g + 3; acc and tig as in least_values, tn
+// their norms, read again from shared memory), x = fl(tn c - 2v) for each, and take(j, e, tn, v)
+// (v the product) for each `under` the row's limit. One copy of `take`, in a loop over the
+// products under the limit, keeps the code short for the instruction cache; the loop picks its
+// product out of the accumulators by selects: an index into an array of them would put the array
+// in local memory, and every pass over it would wait on its loads.
 template <int N, class Under, class Take>
 __device__ __forceinline__ void screen8(const float (&acc)[N], const volatile float* tn, int tig, float inv2, float c, int h, int g,
                                         Under&& under, Take&& take) {
