@@ -533,7 +533,7 @@ TEST(TabularPreprocessor, NoImputationWithAMissingCellThrows) {
   const std::string qpath = file("none_q.csv", "x,c\n5,a\nNA,b\n");
   const auto queries = knn::load_query_csv(qpath, {}, train);
   EXPECT_EQ(error_of([&] { q.transform(queries); }),
-            qpath + ":3:1: missing value in column \"x\" (1 cell in 1 column are missing); fill them with <impute> mean, "
+            qpath + ":3:1: missing value in column \"x\" (1 cell in 1 column is missing); fill them with <impute> mean, "
                     "median or most_frequent");
   try {
     q.transform(queries.features, queries.levels);

@@ -38,6 +38,12 @@ const std::string& impute_hint() {
   return hint;
 }
 
+// "(N cells in M columns<where> are missing)", in the singular for one cell.
+std::string missing_count(std::size_t cells, std::size_t columns, const char* where) {
+  return " (" + std::to_string(cells) + (cells == 1 ? " cell in " : " cells in ") + std::to_string(columns) +
+         (columns == 1 ? " column" : " columns") + where + (cells == 1 ? " is missing)" : " are missing)");
+}
+
 // Numeric imputation: the mean in double in row order, the median (the mean of the two middle
 // values for an even count) or the most frequent value (ties: the smallest), as float.
 float numeric_fill(std::vector<float> v, Impute how) {
@@ -134,9 +140,8 @@ void Preprocessor::fit(const Dataset& data, const std::vector<std::size_t>* rows
       if (first_row == data.size()) return;
       const std::size_t c = data.feature_columns.at(first_feature);
       throw Error::at(data.source, data.lines.at(first_row), c + 1,
-                      "missing value in column " + quote(data.column_names.at(c)) + " (" + std::to_string(cells) +
-                          (cells == 1 ? " cell" : " cells") + " in " + std::to_string(columns) +
-                          (columns == 1 ? " column" : " columns") + " of the training rows are missing)" + impute_hint() +
+                      "missing value in column " + quote(data.column_names.at(c)) + missing_count(cells, columns, " of the training rows") +
+                          impute_hint() +
                           ", or drop their rows with " + param("drop_missing"));
     });
 
@@ -265,9 +270,7 @@ Matrix Preprocessor::transform(const Matrix& raw, const std::vector<std::vector<
           for (std::size_t i = 0; i < raw.rows; ++i) n += std::isnan(raw(i, g));
           cells += n, cols += n > 0;
         }
-        throw MissingValue(r, f, "missing value in column " + quote(fp.name) + " (" + std::to_string(cells) +
-                                     (cells == 1 ? " cell" : " cells") + " in " + std::to_string(cols) +
-                                     (cols == 1 ? " column" : " columns") + " are missing)" + impute_hint());
+        throw MissingValue(r, f, "missing value in column " + quote(fp.name) + missing_count(cells, cols, "") + impute_hint());
       }
       if (fp.type == ColumnType::numeric) {
         if (std::isnan(v)) ++seen.imputed;

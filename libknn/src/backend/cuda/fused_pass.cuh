@@ -88,7 +88,6 @@ FusedParts wgmma_wide_parts(int slot_count, std::int64_t n, int multiprocessors,
 /// part there. Only where wgmma_products_fit holds.
 void launch_wgmma_wide_fused(const FusedArgs& a, const __half* qh, const FusedParts& parts, cudaStream_t st);
 
-
 // The fused pass's cheap test: each product first takes x = fl(fl(tn c) - 2v) <= P (two
 // operations rounded to nearest), and only those that pass take the exact test
 // (l2_float_bound<false>, a dozen instructions). P = tau - qn c + a + 2^-18 (qn_up + max_tn + a)
