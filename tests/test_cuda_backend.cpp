@@ -11,14 +11,10 @@
 #include <initializer_list>
 
 #include "knn/knn.hpp"
+#include "require_gpu.hpp"
 #include "test_util.hpp"
 
 namespace {
-
-#define REQUIRE_GPU()                                                   \
-  do {                                                                  \
-    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU";        \
-  } while (0)
 
 knn::Neighbors run(knn::Device dev, const knn::Matrix& train, const knn::Matrix& q, std::size_t k, knn::Metric m,
                    const std::int64_t* exclude = nullptr, knn::Precision p = knn::Precision::fp32,
@@ -631,6 +627,51 @@ TEST(CudaBackend, WideFusedPassGivesTheCpuAnswer) {
         }
       }
   }
+}
+
+// The wide warpgroup kernel's lists pruned before they are ranked (prune_lists): rows of values
+// 0 to 3 only, so that many rows lie at the same distance from a query and the k-th nearest ties
+// with others, whole groups of rows repeated, queries that are training rows, and the queries'
+// own rows excluded; k = 1, 5 and 32 (at 32 a guessed tau from the written sample), where the
+// first round prunes on Hopper, and k = 33, where it does not. Against the CPU backend; the stage
+// times say whether the lists were pruned, and with KNN_GPU_WGMMA=0 (no bounds kept) or
+// KNN_GPU_PRUNE=0 they are not.
+TEST(CudaBackend, WideFusedPrunedListsGiveTheCpuAnswer) {
+  REQUIRE_GPU();
+  const std::uint64_t seed = knn::test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> level(0, 3);
+  knn::Matrix train(6000, 300), q(700, 300);
+  for (auto& v : train.values) v = static_cast<float>(level(rng));
+  for (auto& v : q.values) v = static_cast<float>(level(rng));
+  for (std::size_t i = 8; i < train.rows; i += 40) std::copy_n(train.row(i - 8), 8 * train.cols, train.row(i));
+  std::vector<std::int64_t> ex(q.rows);
+  for (std::size_t i = 0; i < q.rows; ++i) {
+    if (i % 4 == 0) std::copy_n(train.row(i * 7), train.cols, q.row(i));
+    ex[i] = i % 4 == 0 ? static_cast<std::int64_t>(i * 7) : -1;
+  }
+  const knn::test::ScopedEnv env("KNN_GPU_FUSED", "1"), timing("KNN_GPU_TIMING", "1");
+  for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{32}, std::size_t{33}})
+    for (const std::int64_t* exclude : {static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(ex.data())}) {
+      const auto cpu = run(knn::Device::cpu, train, q, k, knn::Metric::l2, exclude);
+      for (const char* wgmma : {"", "0"})
+        for (const char* whole : {"", "0"}) {
+          if (*wgmma && *whole) continue;
+          const knn::test::ScopedEnv hopper("KNN_GPU_WGMMA", wgmma), prune("KNN_GPU_PRUNE", whole);
+          testing::internal::CaptureStderr();
+          const auto gpu = run(knn::Device::cuda, train, q, k, knn::Metric::l2, exclude, knn::Precision::tf32);
+          const std::string log = testing::internal::GetCapturedStderr();
+          const bool pruned = log.find(" prune ") != std::string::npos;
+          const std::string what = "k=" + std::to_string(k) + (exclude ? " excluded" : "") + " KNN_GPU_WGMMA=" + wgmma + " KNN_GPU_PRUNE=" + whole +
+                                   (pruned ? ", pruned" : "");
+          if (*wgmma || *whole || k > 32) EXPECT_FALSE(pruned) << what << ": only the wide warpgroup kernel keeps bounds, for k <= 32";
+          // The sample's pass in the kernel runs on the warpgroup kernels alone: there the lists are pruned.
+          if (!*whole && log.find(" sample-tau ") != std::string::npos) EXPECT_TRUE(pruned) << what << ": the wide warpgroup kernel ran";
+          std::printf("%s\n", what.c_str());  // which path this device took
+          expect_identical(gpu, cpu, what);
+        }
+    }
 }
 
 // The wide fused pass where a block takes many tiles of training rows: 10,000 queries (40 blocks

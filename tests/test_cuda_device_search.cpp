@@ -18,14 +18,10 @@
 #include <vector>
 
 #include "knn/knn.hpp"
+#include "require_gpu.hpp"
 #include "test_util.hpp"
 
 namespace {
-
-#define REQUIRE_GPU()                                            \
-  do {                                                           \
-    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
-  } while (0)
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 

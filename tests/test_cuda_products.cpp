@@ -19,13 +19,9 @@
 #include "arith/bounds.hpp"
 #include "backend/cuda/products.cuh"
 #include "knn/knn.hpp"
+#include "require_gpu.hpp"
 
 namespace {
-
-#define REQUIRE_GPU()                                            \
-  do {                                                           \
-    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
-  } while (0)
 
 #define CHECK_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
 

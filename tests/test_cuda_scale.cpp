@@ -15,14 +15,10 @@
 #include <vector>
 
 #include "knn/knn.hpp"
+#include "require_gpu.hpp"
 #include "test_util.hpp"
 
 namespace {
-
-#define REQUIRE_GPU()                                            \
-  do {                                                           \
-    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
-  } while (0)
 
 std::shared_ptr<const knn::Backend> gpu_backend(std::size_t budget = 0, knn::Precision p = knn::Precision::fp32) {
   knn::BackendOptions o;

@@ -12,14 +12,10 @@
 #include <vector>
 
 #include "knn/knn.hpp"
+#include "require_gpu.hpp"
 #include "test_util.hpp"
 
 namespace {
-
-#define REQUIRE_GPU()                                            \
-  do {                                                           \
-    if (!knn::cuda_available()) GTEST_SKIP() << "no usable GPU"; \
-  } while (0)
 
 // A CSV with a row-name column, three numeric and two text columns, ~6% missing cells, a label.
 std::string random_csv(std::mt19937_64& rng, std::size_t rows, bool with_label) {

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kSwitches[] = {"KNN_GPU_TIMING", "KNN_GPU_SGEMM", "KNN_GPU_BLAS", "KNN_GPU_FUSED",
                                      "KNN_GPU_FP16",   "KNN_GPU_CHUNKS", "KNN_GPU_VOTE", "KNN_GPU_FUSED_STRIDE",
-                                     "KNN_GPU_WGMMA"};
+                                     "KNN_GPU_WGMMA", "KNN_GPU_PRUNE"};
 
 // Clears every switch for one scope, putting back what was set.
 struct NoSwitches {
@@ -39,6 +39,7 @@ TEST(GpuTuning, UnsetSwitchesGiveTheDefaults) {
   EXPECT_TRUE(t.vote);
   EXPECT_EQ(t.fused_stride, 0);
   EXPECT_TRUE(t.wgmma);
+  EXPECT_TRUE(t.prune);
 }
 
 TEST(GpuTuning, FusedStrideIsClampedAndEmptyMeansTheDefault) {
@@ -53,7 +54,8 @@ TEST(GpuTuning, FusedStrideIsClampedAndEmptyMeansTheDefault) {
 TEST(GpuTuning, SwitchesTakeTheirValues) {
   const NoSwitches none;
   const knn::test::ScopedEnv fused("KNN_GPU_FUSED", "1"), fp16("KNN_GPU_FP16", "0"), chunks("KNN_GPU_CHUNKS", "3"),
-      blas("KNN_GPU_BLAS", "0"), vote("KNN_GPU_VOTE", "0"), wgmma("KNN_GPU_WGMMA", "0");
+      blas("KNN_GPU_BLAS", "0"), vote("KNN_GPU_VOTE", "0"), wgmma("KNN_GPU_WGMMA", "0"),
+      prune("KNN_GPU_PRUNE", "0");
   const knn::detail::GpuTuning t = knn::detail::gpu_tuning();
   EXPECT_EQ(t.fused, 1);
   EXPECT_FALSE(t.fp16);
@@ -61,6 +63,7 @@ TEST(GpuTuning, SwitchesTakeTheirValues) {
   EXPECT_EQ(t.blas, 0);
   EXPECT_FALSE(t.vote);
   EXPECT_FALSE(t.wgmma);
+  EXPECT_FALSE(t.prune);
   const knn::test::ScopedEnv off("KNN_GPU_FUSED", "0");
   EXPECT_EQ(knn::detail::gpu_tuning().fused, 0);
 }

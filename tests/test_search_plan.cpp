@@ -53,6 +53,24 @@ TEST(SearchPlan, WideRowsTakeTheFusedPassWhereItWasMeasuredToPay) {
   EXPECT_FALSE(plan(60000, 784, 5, true, asked).fused);
 }
 
+// The first round's lists are pruned before they are ranked where the wide warpgroup kernel takes
+// them (it alone keeps the candidates' bounds), for k up to 32; the bounds take 8 bytes a place.
+TEST(SearchPlan, WideWarpgroupListsArePruned) {
+  EXPECT_TRUE(plan(60000, 784, 5, true).prune);
+  EXPECT_TRUE(plan(60000, 784, 16, true).prune);
+  knn::detail::GpuTuning asked;
+  asked.fused = 1;
+  EXPECT_TRUE(plan(60000, 784, 32, true, asked).prune);
+  EXPECT_FALSE(plan(60000, 784, 33, true, asked).prune) << "a warp holds 32 upper bounds";
+  EXPECT_FALSE(plan(60000, 784, 5, false, asked).prune) << "mma.sync's wide kernel keeps no bounds";
+  EXPECT_FALSE(plan(1000000, 128, 10, true).prune) << "the narrow warpgroup kernel keeps no bounds";
+  asked.fused = 0;
+  EXPECT_FALSE(plan(60000, 784, 5, true, asked).prune) << "written products";
+  knn::detail::GpuTuning whole;
+  whole.prune = false;
+  EXPECT_FALSE(plan(60000, 784, 5, true, whole).prune) << "KNN_GPU_PRUNE=0";
+}
+
 // Rows of up to 128 terms keep their rule: the fused pass from 10^6 training rows, k <= 10, or
 // k <= 1,024 on the warpgroup kernel.
 TEST(SearchPlan, NarrowRowsKeepTheirRule) {

@@ -21,6 +21,7 @@ GpuTuning gpu_tuning() {
   if (const char* v = std::getenv("KNN_GPU_FUSED_STRIDE"); v && *v) t.fused_stride = static_cast<int>(std::clamp<long long>(std::atoll(v), 1, 1024));
   t.vote = !equals(std::getenv("KNN_GPU_VOTE"), "0");
   t.wgmma = !equals(std::getenv("KNN_GPU_WGMMA"), "0");
+  t.prune = !equals(std::getenv("KNN_GPU_PRUNE"), "0");
   return t;
 }
 

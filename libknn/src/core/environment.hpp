@@ -19,6 +19,7 @@ struct GpuTuning {
   int fused_stride = 0;     // KNN_GPU_FUSED_STRIDE: the fused pass's sample takes one row in this many (1 to 1,024); 0 (unset or empty): by k
   bool vote = true;         // KNN_GPU_VOTE=0: votes and means on the host
   bool wgmma = true;        // KNN_GPU_WGMMA=0: FP16 products and the fused pass keep mma.sync on Hopper
+  bool prune = true;        // KNN_GPU_PRUNE=0: the wide warpgroup kernel's lists are ranked whole (prune_lists)
 };
 GpuTuning gpu_tuning();
 

@@ -23,6 +23,9 @@ struct Slots {
   std::int64_t cap;
   std::int64_t* index;              // candidate training rows
   unsigned long long* count;        // per slot: candidates found (may exceed the limit)
+  // Where set, each place's lower (x) and upper (y) bound of its candidate's defined distance, for
+  // prune_lists; only the first round of wgmma_wide_fused_pass keeps them (wide_wgmma_takes).
+  float2* bounds = nullptr;
   __device__ int row_of(int s) const { return row ? row[s] : s; }
   __device__ std::int64_t base_of(int s) const { return base ? base[s] : static_cast<std::int64_t>(s) * cap; }
   __device__ std::int64_t limit_of(int s) const { return limit ? limit[s] : cap; }

@@ -497,11 +497,12 @@ FusedParts fused_parts_for(int resident, int slot_count, std::int64_t n, int mul
 void launch_fused(const FusedPlan& p, const Bounds& b, const unsigned* tau, const Slots& slots, int slot_count,
                   int multiprocessors, cudaStream_t st) {
   if (slot_count == 0) return;
+  if (slots.bounds && !wide_wgmma_takes(p, slots)) throw Error("the fused pass keeps its candidates' bounds only on the wide warpgroup kernel");
   KNN_CUDA(cudaMemsetAsync(slots.count, 0, static_cast<std::size_t>(slot_count) * sizeof(unsigned long long), st));
   if (p.kdim > kFusedMaxTerms) {  // wide rows: both operands streamed, FP16 only (plan_search)
     using T = WideFusedTiling;
     if (!p.qh || !p.th) throw Error("the fused pass for rows of more than " + std::to_string(kFusedMaxTerms) + " terms needs FP16 operands");
-    if (p.wgmma && !slots.row) {  // the first round, on Hopper: the warpgroup kernel
+    if (wide_wgmma_takes(p, slots)) {  // the first round, on Hopper: the warpgroup kernel
       const FusedParts parts = wgmma_wide_parts(slot_count, b.n, multiprocessors, 1);
       const FusedArgs args{p.q, p.t, p.th, p.kdim, p.kh, b, tau, slots, slot_count, parts.stages, p.max_tn, p.kh, nullptr};
       launch_wgmma_wide_fused(args, p.qh, parts, st);

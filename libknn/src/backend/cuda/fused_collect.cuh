@@ -17,6 +17,7 @@
 #include "backend/cuda/device_memory.cuh"
 #include "backend/cuda/fp16_operands.cuh"
 #include "backend/cuda/operands.cuh"
+#include "backend/cuda/prune_lists.cuh"
 
 namespace knn::cuda {
 
@@ -92,6 +93,19 @@ void launch_sample_tau(const FusedPlan& p, const Bounds& sample, const Slots& sl
 /// st, with `temp` for the reduction.
 void prepare_fused_rows(const float* rows, const TrainNorms& norms, std::int64_t n, int d, bool half, DeviceArray<unsigned char>& temp,
                         DeviceArray<float>& max_tn, DeviceArray<__half>& rows_h, cudaStream_t st);
+
+/// Whether launch_fused takes wgmma_wide_fused_pass for these slots: rows wider than
+/// kFusedMaxTerms on Hopper's warpgroup instructions (FusedPlan::wgmma), in the first round, whose
+/// slots are the tile's queries. Only that pass keeps its candidates' bounds (Slots::bounds).
+inline bool wide_wgmma_takes(const FusedPlan& p, const Slots& slots) { return p.kdim > kFusedMaxTerms && p.wgmma && !slots.row; }
+
+/// Whether the fused path's first round keeps its candidates' bounds and prunes its lists before
+/// they are ranked (prune_lists): where wgmma_wide_fused_pass takes it (`wgmma`:
+/// GpuContext::wgmma; rows of more than kFusedMaxTerms terms), for k up to kPruneMaxK. The one
+/// rule the plan and the search share.
+constexpr bool prune_fits(bool fused, bool wgmma, int kdim, std::int64_t k) {
+  return fused && wgmma && kdim > kFusedMaxTerms && k <= kPruneMaxK;
+}
 
 /// fused_collect over `slot_count` slots, queued on st: the training rows split into as many parts
 /// as keep the device's blocks busy to the last wave.

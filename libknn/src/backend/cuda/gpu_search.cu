@@ -106,7 +106,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     return detail::search_in_parts([&](const SearchRequest& r) { return gpu_search(r, part_options, device, &ctx); }, req,
                                    plan.part_rows);
   }
-  const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16, sample_tau = plan.sample_tau;
+  const bool tf32 = plan.tf32, split = plan.split, fast = plan.fast, fused = plan.fused, fp16 = plan.fp16, sample_tau = plan.sample_tau, prune = plan.prune;
   const double c = plan.c;
   const int kdim = plan.kdim, kh = plan.kh, stride = plan.stride, tau_rank = plan.tau_rank;
   const std::int64_t n_s = plan.n_s, s_pitch = plan.s_pitch, tile = plan.tile;
@@ -238,7 +238,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
     }
     ctx.tile.qn.resize(static_cast<std::size_t>(qt));
     ctx.tile.s.resize(static_cast<std::size_t>(qt) * static_cast<std::size_t>(s_pitch));
-    if (fast) fast_select_reserve(ctx, qt, k, !lists, tau_rank < k);
+    if (fast) fast_select_reserve(ctx, qt, k, !lists, tau_rank < k, prune);
     // The two-pass path works through the tile in chunks of queries: the selection of one chunk
     // (select_stream) runs beside the upload and product of the next (stream). That pays where
     // the product is long against its output (d >= 256) or the selection is heavy (k > 256); with
@@ -312,7 +312,7 @@ Neighbors gpu_search(const SearchRequest& req, const BackendOptions& options, in
       const Bounds chunk_bounds = make_bounds(c0, ctx.tile.qn.get() + c0, q0 + c0);
       KNN_CUDA(cudaEventRecord(ctx.product_done.e, st));
       KNN_CUDA(cudaStreamWaitEvent(ctx.select_stream->s, ctx.product_done.e, 0));
-      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr, lists},
+      fast_select_chunk(ctx, Tile{chunk_bounds, q_chunk, d_train, q0 + c0, cq, n, k, d, metric, results, fused ? &plan : nullptr, lists, prune},
                         c0, ctx.select_stream->s, timer);
     }
     const Bounds bounds = make_bounds(0, ctx.tile.qn.get(), q0);

@@ -63,6 +63,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // again at 10^6 x 128, k = 10 on an H200 (bench/RESULTS.md).
   const bool sample_tau = fused && sample_tau_fits(wgmma, fp16, kdim, k);
   const int stride = fused_stride(k, n, tuning.fused_stride, sample_tau, wide);
+  const bool prune = tuning.prune && prune_fits(fused, wgmma, kdim, k);
   // Columns of the product a tile writes. The fused path's sample is every stride-th row, less the
   // last few so that it counts a multiple of 4 (a subset's k-th upper bound is a valid tau all the
   // same): cuBLAS, once a backend opens it, took a kernel about twice as slow for an odd count.
@@ -86,12 +87,12 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   // FP16 operands add the query's FP16 row, its scale and its margin. Not counted: the keys of
   // the sample's pass in the product kernel, 64 bytes a query and block part (launch_sample_tau;
   // 1.9 MiB for 10,000 queries in 3 parts).
-  // The first round's places (first_round_places) hold 8 bytes each, and the second round's long
-  // lists up to as many places again with their distances and row-ordered copy (16 bytes each);
-  // the lists 16 bytes a neighbour.
+  // The first round's places (first_round_places) hold 8 bytes each (16 where its lists are
+  // pruned: the candidates' bounds), and the second round's long lists up to as many places again
+  // with their distances and row-ordered copy (16 bytes each); the lists 16 bytes a neighbour.
   const int tau_rank = fused && !sample_tau ? guessed_tau_rank(k, stride) : static_cast<int>(k);
   const auto places = static_cast<std::size_t>(first_round_places(k, tau_rank < k));
-  const std::size_t select_bytes = fast ? places * 24 + static_cast<std::size_t>(k) * 16 : static_cast<std::size_t>(k + 64) * 80;
+  const std::size_t select_bytes = fast ? places * (prune ? 32 : 24) + static_cast<std::size_t>(k) * 16 : static_cast<std::size_t>(k + 64) * 80;
   const std::size_t per_query_fixed = static_cast<std::size_t>(split ? 4 * d : d) * sizeof(float) + select_bytes + 64 +
                                       (fp16 ? static_cast<std::size_t>(kh) * sizeof(__half) + 2 * sizeof(float) : 0);
   const std::size_t per_query = static_cast<std::size_t>(s_pitch) * sizeof(float) + per_query_fixed;
@@ -118,6 +119,7 @@ SearchPlan plan_search(const SearchRequest& req, const BackendOptions& options, 
   p.stride = stride;
   p.sample_tau = sample_tau;
   p.tau_rank = tau_rank;
+  p.prune = prune;
   p.n_s = n_s;
   p.s_pitch = s_pitch;
   p.budget = budget;

@@ -25,6 +25,7 @@ struct SearchPlan {
   int stride = 1;      // the fused path's sample: one training row in stride
   bool sample_tau = false;   // the fused path's tau from the sample's pass in the product kernel (sample_tau_fits)
   int tau_rank = 0;          // the fused path's written sample: the rank whose upper bound is tau (guessed_tau_rank)
+  bool prune = false;        // the fused path's first round keeps its candidates' bounds and prunes its lists (prune_fits)
   std::int64_t n_s = 0;      // the fused path's sample rows; else the training rows
   // The product a tile writes: s_pitch floats a query (the sample's products on the fused path,
   // none where sample_tau, every training row's otherwise).

@@ -13,6 +13,7 @@
 #include "backend/cuda/float_key.cuh"
 #include "backend/cuda/fused_collect.cuh"
 #include "backend/cuda/gpu_context.cuh"
+#include "backend/cuda/prune_lists.cuh"
 #include "backend/cuda/rank_lists.cuh"
 #include "backend/cuda/staging.cuh"
 #include "backend/cuda/tau_guess.cuh"
@@ -440,11 +441,12 @@ void small_k_init() {
 }
 
 // Buffers of the two-pass path for a tile of qt queries; with host_lists, the page-locked lists too.
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed) {
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed, bool prune) {
   const auto rows = static_cast<std::size_t>(qt), items = rows * static_cast<std::size_t>(k);
   ctx.small.tau.resize(rows);
   ctx.small.tau_valid.resize(rows);
   ctx.small.cand.resize(rows * static_cast<std::size_t>(first_round_places(k, guessed)));
+  if (prune) ctx.small.cand_bounds.resize(rows * static_cast<std::size_t>(first_round_places(k, guessed)));
   ctx.small.found.resize(rows);
   ctx.small.left.resize(rows);
   ctx.small.out_dist.resize(items);
@@ -468,7 +470,8 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   while (capacity < cap) capacity <<= 1;
   unsigned* tau = ctx.small.tau.get() + c0;
   const auto grid = static_cast<unsigned>(rows);
-  const Slots first{nullptr, nullptr, nullptr, cap, ctx.small.cand.get() + c0 * cap, ctx.small.found.get() + c0};
+  Slots first{nullptr, nullptr, nullptr, cap, ctx.small.cand.get() + c0 * cap, ctx.small.found.get() + c0};
+  if (t.prune) first.bounds = ctx.small.cand_bounds.get() + c0 * cap;
   // The fused path's tau comes from its sample: the sample's pass in the product kernel, or its
   // products, read whole; the others' from one step in sample_stride(k) of the tile's product.
   const bool sample_tau = t.fused && t.fused->sample_tau;
@@ -499,6 +502,10 @@ void fast_select_chunk(GpuContext& ctx, const Tile& t, std::int64_t c0, cudaStre
   if (t.fused) launch_fused(*t.fused, t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   else launch_collect(t.bounds, tau, first, static_cast<int>(rows), ctx.multiprocessors, st);
   timer.mark(st, "candidates");
+  if (first.bounds) {
+    prune_lists(first.index, first.bounds, first.count, static_cast<int>(rows), cap, static_cast<int>(k), st);
+    timer.mark(st, "prune");
+  }
   KNN_CUDA(cudaMemsetAsync(ctx.small.left.get() + c0, 0, static_cast<std::size_t>(rows) * sizeof(int), st));
   // The lists: straight into the caller's device lists, or into the workspace on their way to
   // page-locked memory.
@@ -644,9 +651,14 @@ void fast_select_finish(GpuContext& ctx, const Tile& t, TileResults& res, bool t
     res.dist.insert(res.dist.end(), gd.begin(), gd.end());
     res.index.insert(res.index.end(), gi.begin(), gi.end());
   }
-  if (timing)
-    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked by the segmented sort\n", rows.size(),
-                 nq_tile, on_sorted);
+  if (timing) {
+    // The first round's candidates as ranked (after prune_lists, where it ran), of the lists that held them all.
+    unsigned long long ranked = 0;
+    for (std::size_t i = 0; i < nq_tile; ++i)
+      if (found[i] <= static_cast<unsigned long long>(cap)) ranked += found[i];
+    std::fprintf(stderr, "gpu stages: %zu of %zu queries collected again, %zu of them ranked by the segmented sort; %.1f candidates a query ranked in the first round\n",
+                 rows.size(), nq_tile, on_sorted, static_cast<double>(ranked) / static_cast<double>(std::max<std::size_t>(nq_tile, 1)));
+  }
 }
 
 }  // namespace knn::cuda

@@ -36,9 +36,11 @@ struct SmallKWorkspace {
   DeviceArray<int> left, slot_row;
   DeviceArray<unsigned long long> found;
   DeviceArray<double> dist, out_dist;
+  DeviceArray<float2> cand_bounds;  // the first round's candidates' bounds, where its lists are pruned
   template <class F>
   void for_each_buffer(F&& f) {
-    f(tau), f(tau_valid), f(cand), f(out_index), f(slot_base), f(slot_limit), f(row_ordered), f(left), f(slot_row), f(found), f(dist), f(out_dist);
+    f(tau), f(tau_valid), f(cand), f(out_index), f(slot_base), f(slot_limit), f(row_ordered), f(left), f(slot_row), f(found), f(dist), f(out_dist),
+        f(cand_bounds);
   }
 };
 
@@ -53,6 +55,7 @@ struct Tile {
   int results;  // the set of the workspace's host results its first-round results go to
   const struct FusedPlan* fused = nullptr;  // set: candidates by fused_collect, tau from its sample
   const struct DeviceLists* lists = nullptr;  // set: the lists go there (rows q0..), not to the host
+  bool prune = false;  // the first round's lists are pruned before they are ranked (SearchPlan::prune)
   bool guessed() const;  // tau is a guess that the ranking checks (FusedPlan::tau_rank below k)
 };
 
@@ -68,8 +71,8 @@ inline std::int64_t first_round_places(std::int64_t k, bool guessed = false) {
 /// Lets rank_candidates take its shared memory (once per context).
 void small_k_init();
 /// Buffers of this path for a tile of qt queries; with host_lists, the page-locked lists too (a
-/// search of device memory has none).
-void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed = false);
+/// search of device memory has none); with `prune`, the first round's bounds (Tile::prune).
+void fast_select_reserve(GpuContext& ctx, std::int64_t qt, std::int64_t k, bool host_lists, bool guessed = false, bool prune = false);
 /// tau, candidates and their ranking for one chunk of a tile (`t` describes the chunk, whose first
 /// query is row c0 of the tile), queued on `st`: results go to page-locked host memory, or to
 /// t.lists.

@@ -14,6 +14,9 @@
 // the few that pass (docs/exactness.md#fused-cheap-test; the products are the FP16 operands'
 // of docs/exactness.md#fp16-operands).
 //
+// The candidate pass keeps each candidate's bounds beside it where the lists are pruned before
+// they are ranked (Slots::bounds, prune_lists).
+//
 // The same kernel takes tau's sample first (launch_sample_tau): the products with every
 // stride-th training row, of which each thread keeps the smallest upper bounds of its queries in
 // registers, as wgmma_fused_pass's sample pass does (docs/exactness.md#sampled-tau).
@@ -161,7 +164,7 @@ __global__ void __launch_bounds__(kFusedThreads, 1) wgmma_wide_fused_pass(const 
             acc, tnv, tig, inv2[h], c, h, g, [&](float x) { return under(h, x); },
             [&](int j, int e, float tnj, float v) {
               const std::int64_t row = j0 + j * 8 + 2 * tig + e;
-              if (fused_exact_pass(a, ql, r, v * (-0.5f * inv2[h]), tnj, row)) fused_append(a.slots, first_slot + r, row);
+              fused_exact_test(a, ql, first_slot, r, v * (-0.5f * inv2[h]), tnj, row);
             });
     }
   };
