@@ -27,6 +27,10 @@ __device__ __forceinline__ float l2_float_bound(float v, float qn, float tnj, fl
   return b;
 }
 
+// The least float above x, for x from +0 to the largest float (which gives +inf): from a squared
+// norm rounded down, a float at or above the value it was rounded from, as the upper bound needs.
+__device__ __forceinline__ float float_above(float x) { return __uint_as_float(__float_as_uint(x) + 1u); }
+
 // Bounds of the defined distance from a pair's approximate value s (metric 0: q.t for l2;
 // 2: q.t for cosine; 1: the float l1 sum). U is rounded up and L down to float, so
 // L <= defined <= U holds in float too. An excluded row gets NaN for both: NaN's ordered key is

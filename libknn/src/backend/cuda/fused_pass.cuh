@@ -228,8 +228,9 @@ __device__ __forceinline__ bool fused_exact_pass(const FusedArgs& a, const Fused
 }
 
 // The exact test, and the append of a candidate to the query's list; where the slots keep bounds
-// (prune_lists), with its lower bound and its upper one, from the norms rounded up (read from
-// memory: only candidates come here) as the sample's keys take them (SampleKeys::keep).
+// (prune_lists), with its lower bound and its upper one. The upper takes the squared norms the
+// lower had, rounded down, each a float up (float_above): at or above those rounded up, so the
+// bound holds, with nothing read from memory.
 __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const FusedQueryLimits& ql, int first_slot, int r, float v, float tn,
                                                  std::int64_t j) {
   if (!fused_exact_pass(a, ql, r, v, tn, j)) return;
@@ -239,11 +240,9 @@ __device__ __forceinline__ void fused_exact_test(const FusedArgs& a, const Fused
   if (static_cast<std::int64_t>(pos) >= s.limit_of(slot)) return;
   const std::int64_t at = s.base_of(slot) + static_cast<std::int64_t>(pos);
   s.index[at] = j;
-  if (s.bounds) {
-    const float l = l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]);
-    const float u = l2_float_bound<true>(v, __double2float_ru(a.b.qn[s.row_of(slot)]), a.b.tn_up[j], a.b.c_up, ql.abs[r]);
-    s.bounds[at] = make_float2(l, u);
-  }
+  if (s.bounds)
+    s.bounds[at] = make_float2(l2_float_bound<false>(v, ql.norm[r], tn, a.b.c_dn, ql.abs[r]),
+                               l2_float_bound<true>(v, float_above(ql.norm[r]), float_above(tn), a.b.c_up, ql.abs[r]));
 }
 
 // The sample's pass (launch_sample_tau) of both warpgroup kernels: upper-bound keys each thread
