@@ -78,6 +78,18 @@ struct Same {
 
 void PrintTo(const Same& c, std::ostream* os) { *os << c.name; }
 
+// The options of the model as `command` takes them: neighbors takes no --task or --weights (they
+// choose how neighbours vote), which only fit is given then.
+Args model_args(const std::string& command, const Args& fit) {
+  if (command != "neighbors") return fit;
+  Args out;
+  for (std::size_t i = 0; i < fit.size(); ++i) {
+    if (fit[i] == "--task" || fit[i] == "--weights") ++i;
+    else out.push_back(fit[i]);
+  }
+  return out;
+}
+
 const std::string kIris = data_file("iris.csv"), kIrisNew = kSource + "/docs/examples/iris-new.csv";
 const std::string kSurvey = data_file("survey.csv");
 const std::string kTabular = mpi_file("tabular_train.csv"), kTabularQuery = mpi_file("tabular_query.csv");
@@ -101,6 +113,7 @@ const Same kSame[] = {
      {"--task", "regress", "-k", "15", "--weights", "distance", "--scale", "standard"}, {}},
     {"diabetes_regress_json", "predict", data_file("diabetes.csv"), mpi_file("diabetes_query.csv"), {"--task", "regress", "-k", "9"}, {"--format", "json"}},
     {"diabetes_neighbors", "neighbors", data_file("diabetes.csv"), mpi_file("diabetes_query.csv"), {"--task", "regress", "-k", "9"}, {}},
+    {"iris_weighted_neighbors", "neighbors", kIris, kIrisNew, {"-k", "5", "--weights", "distance"}, {"--format", "json"}},
     // Row names, an ignored column of the query file only, numeric labels.
     {"rnames_query_only_ignore", "predict", case_file("tabular/rnames.csv"), case_file("tabular/query_extra.csv"),
      {"--impute", "mean", "-k", "3", "--ignore", "note"}, {"--proba"}},
@@ -113,14 +126,14 @@ class CliModelSame : public ::testing::TestWithParam<Same> {};
 TEST_P(CliModelSame, ModelAnswersAsTrain) {
   const Same& c = GetParam();
   const std::string model = fitted(c.train, c.fit);
-  const AppResult with_train = cli(Args{c.command, "--train", c.train, "--query", c.query} + c.fit + c.output);
+  const AppResult with_train = cli(Args{c.command, "--train", c.train, "--query", c.query} + model_args(c.command, c.fit) + c.output);
   const AppResult with_model = cli(Args{c.command, "--model", model, "--query", c.query} + c.output);
   ASSERT_EQ(with_train.code, 0) << with_train;
   ASSERT_EQ(with_model.code, 0) << with_model;
   ASSERT_FALSE(with_train.out.empty());
   EXPECT_EQ(with_model.out, with_train.out);
   // Options of the fit given again, with their values, agree with the model.
-  const AppResult repeated = cli(Args{c.command, "--model", model, "--query", c.query} + c.fit + c.output);
+  const AppResult repeated = cli(Args{c.command, "--model", model, "--query", c.query} + model_args(c.command, c.fit) + c.output);
   EXPECT_EQ(repeated.code, 0) << repeated;
   EXPECT_EQ(repeated.out, with_train.out);
 }
@@ -364,6 +377,25 @@ TEST(CliModelRefusals, FitWritesWholeOrNothing) {
   for (const auto& e : fs::directory_iterator(knn::test::temp_dir()))
     temporaries += e.path().filename().string().find(".tmp-") != std::string::npos;
   EXPECT_EQ(temporaries, 0u) << "a temporary file was left behind";
+}
+
+// An option of another subcommand is refused with the subcommands that take it; one no
+// subcommand takes, with the help alone. neighbors lists neither --task nor --weights.
+TEST(CliOptions, AnotherSubcommandsOptionIsNamedSo) {
+  expect_refused(cli({"neighbors", "--train", kIris, "--query", kIris, "--weights", "distance"}),
+                 {"unknown option \"--weights\" (predict, evaluate and fit take it, not neighbors; see knn-cli neighbors --help)"});
+  expect_refused(cli({"neighbors", "--train", kIris, "--query", kIris, "--task", "regress"}),
+                 {"unknown option \"--task\" (predict, evaluate and fit take it, not neighbors;"});
+  expect_refused(cli({"evaluate", "--train", kIris, "--model", "iris.knn"}),
+                 {"unknown option \"--model\" (predict and neighbors take it, not evaluate; see knn-cli evaluate --help)"});
+  expect_refused(cli({"predict", "--train", kIris, "--query", kIris, "--loo=1"}), {"unknown option \"--loo=1\" (evaluate takes it, not predict;"});
+  expect_refused(cli({"predict", "--train", kIris, "--query", kIris, "--wieghts", "distance"}),
+                 {"unknown option \"--wieghts\" (see knn-cli predict --help)"});
+  const AppResult help = cli({"neighbors", "--help"});
+  ASSERT_EQ(help.code, 0) << help;
+  EXPECT_EQ(help.out.find("--weights"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("--task"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("rows whose nearest training rows to find"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ std::string requote(const std::string& message, bool only_first) {
 
 }  // namespace
 
-cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv,
-                                     const std::string& help_hint) {
+cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const char* const* argv, const std::string& help_hint,
+                                     const std::function<std::string(const std::string&)>& elsewhere) {
   // The parser knows one-letter names only as short options: --k becomes -k.
   std::vector<std::string> args(argv, argv + argc);
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -68,7 +68,8 @@ cxxopts::ParseResult parse_arguments(cxxopts::Options& options, int argc, const 
         }
     } catch (const cxxopts::exceptions::exception&) {
     }
-    throw Error("unknown option " + quote(unknown) + " (" + help_hint + ")");
+    const std::string where = elsewhere && unknown != "?" ? elsewhere(unknown) : std::string();
+    throw Error("unknown option " + quote(unknown) + " (" + (where.empty() ? "" : where + "; ") + help_hint + ")");
   } catch (const cxxopts::exceptions::missing_argument&) {
     std::string last = "?";
     for (std::size_t i = av.size(); i-- > 1;)

@@ -35,7 +35,7 @@ std::vector<Metric> parse_metric_list(const std::string& text) {
 
 }  // namespace
 
-void add_model_options(cxxopts::Options& o, const std::string& group, ModelValues values) {
+void add_model_options(cxxopts::Options& o, const std::string& group, ModelValues values, bool votes) {
   const bool lists = values == ModelValues::lists;
   const std::string list_of = lists ? "comma-separated: " : "";
   auto add = o.add_options(group);
@@ -48,24 +48,24 @@ void add_model_options(cxxopts::Options& o, const std::string& group, ModelValue
   else
     add("k", "number of neighbours", cxxopts::value<std::string>()->default_value("5"), "N");
   // knn-cli's help names the task beside k; k-sweep's keeps the swept options together first.
-  if (!lists) add_task();
-  add("weights", list_of + "uniform | distance | gaussian[:SIGMA] | inverse[:C] | subtract[:C]", cxxopts::value<std::string>()->default_value("uniform"), lists ? "LIST" : "W")
-     ("metric", list_of + "l2 | l1 | cosine", cxxopts::value<std::string>()->default_value("l2"), lists ? "LIST" : "M");
-  if (lists) add_task();
+  if (!lists && votes) add_task();
+  if (votes) add("weights", list_of + "uniform | distance | gaussian[:SIGMA] | inverse[:C] | subtract[:C]", cxxopts::value<std::string>()->default_value("uniform"), lists ? "LIST" : "W");
+  add("metric", list_of + "l2 | l1 | cosine", cxxopts::value<std::string>()->default_value("l2"), lists ? "LIST" : "M");
+  if (lists && votes) add_task();
   add("scale", std::string("minmax | standard | none, fitted on ") + (lists ? "each fold's training rows" : "the training rows only"), cxxopts::value<std::string>()->default_value("minmax"), "S")
      ("no-normalize", "same as --scale none")
      ("impute", std::string("none | mean | median | most_frequent: fills missing numeric cells (categorical ones take their most frequent category), fitted on ") + (lists ? "each fold's training rows" : "the training rows only"), cxxopts::value<std::string>()->default_value("none"), "HOW");
   // clang-format on
 }
 
-EvalOptions model_options(const cxxopts::ParseResult& r, ModelValues values) {
+EvalOptions model_options(const cxxopts::ParseResult& r, ModelValues values, bool votes) {
   const bool lists = values == ModelValues::lists;
   EvalOptions m;
   const std::string k = option_text(r, "k");
   m.ks = lists ? parse_k_list(k) : std::vector<std::size_t>{parse_count("k", k, 1)};
   m.task = r.count("task") ? parse_task(option_text(r, "task")) : Task::classify;
   m.impute = parse_impute(option_text(r, "impute"));
-  const std::string weights = option_text(r, "weights"), metric = option_text(r, "metric");
+  const std::string weights = votes ? option_text(r, "weights") : "uniform", metric = option_text(r, "metric");
   m.weights = lists ? parse_weights_list(weights) : std::vector<Weights>{Weights::parse(weights)};
   m.metrics = lists ? parse_metric_list(metric) : std::vector<Metric>{parse_metric(metric)};
   m.scaling = parse_scaling(option_text(r, "scale"));

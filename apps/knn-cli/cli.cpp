@@ -63,7 +63,8 @@ int run(int argc, const char* const* argv, std::ostream& out_stream, std::ostrea
       if (cmd == s.name) sub = &s;
     if (!sub) throw Error("unknown subcommand " + quote(cmd) + " (expected predict, evaluate, neighbors, inspect or fit; see knn-cli --help)");
     auto options = make_options(cmd);
-    const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help");
+    const cxxopts::ParseResult r = app::parse_arguments(options, argc - 1, argv + 1, "see knn-cli " + cmd + " --help",
+                                                        [&](const std::string& arg) { return taken_elsewhere(cmd, arg); });
     if (r.count("help")) {
       out << help_text(cmd);
       return 0;

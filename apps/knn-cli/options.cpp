@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <vector>
+
 #include "csv_options.hpp"
 #include "knn/evaluation.hpp"
 #include "model_options.hpp"
@@ -68,9 +70,10 @@ cxxopts::Options make_options(const std::string& cmd) {
       ("seed", "seed of the fold assignment (fixed by default, so runs repeat)", cxxopts::value<std::string>()->default_value(std::to_string(default_fold_seed)), "N");
   } else if (queries) {
     o.add_options("input")
-      ("query", "rows to predict: the training file's feature columns; its label column may be present or absent", cxxopts::value<std::string>(), "FILE");
+      ("query", std::string(cmd == "neighbors" ? "rows whose nearest training rows to find" : "rows to predict") + ": the training file's feature columns; its label column may be present or absent", cxxopts::value<std::string>(), "FILE");
   }
-  app::add_model_options(o, "model", app::ModelValues::one);
+  // Weights and the task choose how neighbours vote: neighbors, which only finds them, takes neither.
+  app::add_model_options(o, "model", app::ModelValues::one, cmd != "neighbors");
   app::add_run_options(o);
   if (cmd == "fit")
     o.add_options("output")
@@ -98,6 +101,27 @@ std::string help_text(const std::string& cmd) {
   for (const auto& e : kExamples)
     if (cmd == e.command) h += e.text;
   return h;
+}
+
+std::string taken_elsewhere(const std::string& cmd, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  std::vector<std::string> takers;
+  for (const char* other : {"predict", "evaluate", "neighbors", "fit", "inspect"}) {
+    if (cmd == other) continue;
+    auto o = make_options(other);
+    const char* argv[] = {other, name.c_str()};
+    try {
+      (void)o.parse(2, argv);
+    } catch (const cxxopts::exceptions::no_such_option&) {
+      continue;
+    } catch (const cxxopts::exceptions::exception&) {  // known, without its value
+    }
+    takers.emplace_back(other);
+  }
+  if (takers.empty()) return std::string();
+  std::string who = takers.front();
+  for (std::size_t i = 1; i < takers.size(); ++i) who += (i + 1 == takers.size() ? " and " : ", ") + takers[i];
+  return who + (takers.size() == 1 ? " takes" : " take") + " it, not " + cmd;
 }
 
 }  // namespace knn::cli

@@ -20,7 +20,7 @@ Settings read_settings(const cxxopts::ParseResult& r, const std::string& cmd, st
     s.output = app::option_text(r, "output");
     return s;
   }
-  const EvalOptions model = app::model_options(r, app::ModelValues::one);
+  const EvalOptions model = app::model_options(r, app::ModelValues::one, cmd != "neighbors");
   s.params.k = model.ks.front();
   s.task = model.task;
   s.task_given = r.count("task") > 0;
