@@ -259,47 +259,81 @@ __global__ void __launch_bounds__(kSelectThreads) rank_candidates(const float* q
   }
 }
 
-// rank_candidates for lists of at most kShortList candidates, k <= 32: a warp a slot, a lane one
-// candidate (two past 32), sorted by (distance, index) across the warp. The same distances,
-// order, results and flags as rank_candidates (a list padded with +inf and the largest index sorts
-// to the same first k), with eight lists in flight a block where rank_candidates had one or two
-// warps of eight busy with such a list and waited for their rows alone: a distance's reads are a
-// chain of loads (its features in order), so a short list is bound by their latency. Longer lists
-// are left to rank_candidates.
+// rank_candidates for lists of at most kShortList candidates, k <= 32: a warp a list, a lane one
+// candidate (two past 32), sorted by (distance, index) across the warp; and lists of at most
+// kPairList with k <= kPairList two a warp, a half-warp each. The same distances, order, results
+// and flags as rank_candidates (a list padded with +inf and the largest index sorts to the same
+// first k), with many lists in flight a block where rank_candidates had one or two warps of eight
+// busy with such a list and waited for their rows alone: a distance's reads are a chain of loads
+// (its features in order), so a short list is bound by their latency, and a list of a few
+// candidates leaves most of its warp's lanes idle. Longer lists are left to rank_candidates.
 constexpr int kShortList = 64;
+constexpr int kPairList = 16;
 
+struct ShortLists {
+  const float* q;
+  const float* t;
+  int d;
+  Slots slots;
+  int capacity;
+  std::int64_t k;
+  double* out_dist;
+  std::int64_t* out_index;
+  int* left;
+  TauGuess guess;
+  // Whether a list of m candidates is left for the next round (overflowed, longer than the
+  // places, or fewer than k under a guessed tau).
+  __device__ bool leaves(int slot, std::int64_t m) const { return m > slots.limit_of(slot) || m > capacity || (guess.tau && m < k); }
+  // The end of a ranked list, by the lanes that hold it (element `rank` of its ascending order,
+  // dist and index, in each; `kth` its k-th distance): a guessed tau whose square the k-th
+  // distance passes is refuted, and `leader` leaves the list for the next round with a valid tau;
+  // else the lanes of the first k write them.
+  __device__ void finish(int slot, int row, float guessed, double kth, int rank, double dist, std::int64_t index, bool leader) const {
+    if (guess.tau) {
+      const double at_least = detail::l2_sum_ceiling(kth);
+      if (!(at_least <= static_cast<double>(guessed))) {
+        if (leader) {
+          left[slot] = 1;
+          guess.tau[row] = min(guess.valid[row], ordered_key(__double2float_ru(at_least)));
+        }
+        return;
+      }
+    }
+    if (rank < k) {
+      out_dist[static_cast<std::int64_t>(slot) * k + rank] = dist;
+      out_index[static_cast<std::int64_t>(slot) * k + rank] = index;
+    }
+  }
+};
+
+// One list of at most kShortList, by the whole warp.
 template <Metric M, bool Vec>
-__global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* q, const float* t, int d, Slots slots, int slot_count,
-                                                                  int capacity, std::int64_t k, double* out_dist, std::int64_t* out_index,
-                                                                  int* left, TauGuess guess) {
-  __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
-  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
-  const int slot = static_cast<int>(blockIdx.x) * (kSelectThreads / 32) + warp;
-  if (slot >= slot_count) return;  // the same for the whole warp
-  const int row = slots.row_of(slot);
-  const auto m = static_cast<std::int64_t>(slots.count[slot]);
+__device__ void rank_short_list(const ShortLists& a, int slot, WarpRowsStage<true>& stage) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int row = a.slots.row_of(slot);
+  const auto m = static_cast<std::int64_t>(a.slots.count[slot]);
   if (m > kShortList) return;  // rank_candidates'
   // The guess, read by every lane before lane 0 may replace it.
-  const float guessed = guess.tau ? key_to_float(guess.tau[row]) : 0.0f;
+  const float guessed = a.guess.tau ? key_to_float(a.guess.tau[row]) : 0.0f;
   __syncwarp();
-  if (m > slots.limit_of(slot) || m > capacity || (guess.tau && m < k)) {
+  if (a.leaves(slot, m)) {
     if (lane == 0) {
-      left[slot] = 1;
-      if (guess.tau) guess.tau[row] = guess.valid[row];
+      a.left[slot] = 1;
+      if (a.guess.tau) a.guess.tau[row] = a.guess.valid[row];
     }
     return;
   }
   // Element e of the warp's 64 (candidate e, or padding past m) is held by lane e % 32 as its
   // (dist[e / 32], index[e / 32]).
-  const float* const qr = q + static_cast<std::int64_t>(row) * d;
+  const float* const qr = a.q + static_cast<std::int64_t>(row) * a.d;
   double dist[2] = {INFINITY, INFINITY};
   std::int64_t index[2] = {INT64_MAX, INT64_MAX};
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (r * 32 >= m) break;  // the same for the whole warp
     const int x = r * 32 + lane;
-    const std::int64_t i = x < m ? slots.index[slots.base_of(slot) + x] : -1;
-    const double v = warp_defined_distance<M, Vec, true>(qr, i >= 0 ? t + i * d : nullptr, d, stages[warp]);
+    const std::int64_t i = x < m ? a.slots.index[a.slots.base_of(slot) + x] : -1;
+    const double v = warp_defined_distance<M, Vec, true>(qr, i >= 0 ? a.t + i * a.d : nullptr, a.d, stage);
     if (i >= 0) dist[r] = v, index[r] = i;
   }
   // Bitonic sort of the 64 pairs, ascending by (distance, index) as rank_candidates'.
@@ -327,20 +361,57 @@ __global__ void __launch_bounds__(kSelectThreads) rank_short_lists(const float* 
       }
     }
   // The first k (k <= 32) are element lane of the lanes below k.
-  if (guess.tau) {
-    const double at_least = detail::l2_sum_ceiling(__shfl_sync(0xFFFFFFFFu, dist[0], static_cast<int>(k - 1)));
-    if (!(at_least <= static_cast<double>(guessed))) {
-      if (lane == 0) {
-        left[slot] = 1;
-        guess.tau[row] = min(guess.valid[row], ordered_key(__double2float_ru(at_least)));
-      }
-      return;
+  a.finish(slot, row, guessed, __shfl_sync(0xFFFFFFFFu, dist[0], static_cast<int>(a.k - 1)), lane, dist[0], index[0], lane == 0);
+}
+
+// Two lists of at most kPairList (k <= kPairList), list `half` by lanes 16 half .. + 15: a lane
+// one candidate, each half its own query (warp_defined_distance's Halves), and each half sorted
+// on its own (the xor partners of strides below 16 stay in their half).
+template <Metric M, bool Vec>
+__device__ void rank_list_pair(const ShortLists& a, int first_slot, WarpRowsStage<true>& stage) {
+  const int lane = static_cast<int>(threadIdx.x % 32), half = lane / 16, hl = lane % 16;
+  const int slot = first_slot + half, row = a.slots.row_of(slot);
+  const auto m = static_cast<std::int64_t>(a.slots.count[slot]);
+  const float guessed = a.guess.tau ? key_to_float(a.guess.tau[row]) : 0.0f;
+  const std::int64_t i = hl < m ? a.slots.index[a.slots.base_of(slot) + hl] : -1;
+  const float* const qr = a.q + static_cast<std::int64_t>(row) * a.d;
+  const double v = warp_defined_distance<M, Vec, true, true>(qr, i >= 0 ? a.t + i * a.d : nullptr, a.d, stage);
+  double dist = INFINITY;
+  std::int64_t index = INT64_MAX;
+  if (i >= 0) dist = v, index = i;
+  const knn::prim::PairLess less;
+#pragma unroll
+  for (int size = 2; size <= 16; size <<= 1)
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride >>= 1) {
+      const double od = __shfl_xor_sync(0xFFFFFFFFu, dist, stride);
+      const std::int64_t oi = __shfl_xor_sync(0xFFFFFFFFu, index, stride);
+      const bool keep_less = ((hl & stride) == 0) == ((hl & size) == 0);
+      if (keep_less ? less(od, oi, dist, index) : less(dist, index, od, oi)) dist = od, index = oi;
     }
+  a.finish(slot, row, guessed, __shfl_sync(0xFFFFFFFFu, dist, half * 16 + static_cast<int>(a.k - 1)), hl, dist, index, hl == 0);
+}
+
+// A warp a slot. Slots 2 s and 2 s + 1 go to the first one's warp as a pair where both hold at
+// most kPairList candidates and neither leaves for the next round (the second's warp is then
+// idle); else each warp takes its own.
+template <Metric M, bool Vec>
+__global__ void __launch_bounds__(kSelectThreads) rank_short_lists(ShortLists a, int slot_count) {
+  __shared__ WarpRowsStage<true> stages[kSelectThreads / 32];
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int slot = static_cast<int>(blockIdx.x) * (kSelectThreads / 32) + warp;
+  if (slot >= slot_count) return;  // the same for the whole warp
+  const auto pairs = [&](int s) {
+    if (s >= slot_count) return false;
+    const auto m = static_cast<std::int64_t>(a.slots.count[s]);
+    return m <= kPairList && !a.leaves(s, m);
+  };
+  const int first = slot & ~1;
+  if (a.k <= kPairList && pairs(first) && pairs(first + 1)) {
+    if (slot == first) rank_list_pair<M, Vec>(a, first, stages[warp]);
+    return;
   }
-  if (lane < k) {
-    out_dist[static_cast<std::int64_t>(slot) * k + lane] = dist[0];
-    out_index[static_cast<std::int64_t>(slot) * k + lane] = index[0];
-  }
+  rank_short_list<M, Vec>(a, slot, stages[warp]);
 }
 
 // rank_candidates over `slots` slots, each with `capacity` places of shared memory (lists of at
@@ -353,8 +424,8 @@ void launch_rank(const float* q, const float* t, int d, Metric metric, const Slo
   const bool short_lists = k <= 32;
   with_rows_kind(metric, d, q, t, [&](auto m, auto vec) {
     if (short_lists) {
-      rank_short_lists<decltype(m)::value, decltype(vec)::value><<<blocks_for(slot_count, kSelectThreads / 32), kSelectThreads, 0, st>>>(
-          q, t, d, slots, slot_count, capacity, k, out_dist, out_index, left, guess);
+      const ShortLists a{q, t, d, slots, capacity, k, out_dist, out_index, left, guess};
+      rank_short_lists<decltype(m)::value, decltype(vec)::value><<<blocks_for(slot_count, kSelectThreads / 32), kSelectThreads, 0, st>>>(a, slot_count);
       KNN_LAUNCHED(rank_short_lists);
     }
     rank_candidates<decltype(m)::value, decltype(vec)::value><<<static_cast<unsigned>(slot_count), kSelectThreads, bytes, st>>>(

@@ -75,9 +75,11 @@ __device__ __forceinline__ void store_chunk(const float (&v)[32], float* stage) 
 /// Lane x's defined distance between its query row q and training row t, d floats each, for the
 /// whole warp at once: every lane of the warp calls it together. A lane with no pair passes t =
 /// null (and, unless OneQuery, q = null); its result means nothing. OneQuery: every lane passes
-/// the same q. Vec: d % 4 == 0 and every row starts 16-byte aligned.
-template <Metric M, bool Vec, bool OneQuery>
+/// the same q; with Halves, the lanes of each half-warp (0 to 15, 16 to 31) pass the same q, not
+/// null. Vec: d % 4 == 0 and every row starts 16-byte aligned.
+template <Metric M, bool Vec, bool OneQuery, bool Halves = false>
 __device__ double warp_defined_distance(const float* q, const float* t, int d, WarpRowsStage<OneQuery>& s) {
+  static_assert(OneQuery || !Halves, "each half-warp shares a query");
   using warp_rows::kAll;
   constexpr int P = WarpRowsStage<OneQuery>::kPitch;
   const int lane = static_cast<int>(threadIdx.x & 31);
@@ -85,26 +87,51 @@ __device__ double warp_defined_distance(const float* q, const float* t, int d, W
   s.t_row[lane] = t;
   if constexpr (!OneQuery) s.q_row[lane] = q;
   __syncwarp();
-  float tv[32], qv[OneQuery ? 1 : 32];
+  // OneQuery: lane l holds feature c0 + l of the query (qv[0]); with Halves, of the first
+  // half's query (qv[0]) and of the second's (qv[1]).
+  const float* q_first = q;
+  const float* q_second = q;
+  if constexpr (Halves) {
+    const auto at = reinterpret_cast<unsigned long long>(q);
+    q_first = reinterpret_cast<const float*>(__shfl_sync(kAll, at, 0));
+    q_second = reinterpret_cast<const float*>(__shfl_sync(kAll, at, 16));
+  }
+  float tv[32], qv[OneQuery ? (Halves ? 2 : 1) : 32];
   warp_rows::load_chunk<Vec>(s.t_row, 0, d, tv);
-  if constexpr (OneQuery) qv[0] = lane < d ? q[lane] : 0.0f;
-  else warp_rows::load_chunk<Vec>(s.q_row, 0, d, qv);
+  if constexpr (OneQuery) {
+    qv[0] = lane < d ? q_first[lane] : 0.0f;
+    if constexpr (Halves) qv[1] = lane < d ? q_second[lane] : 0.0f;
+  } else {
+    warp_rows::load_chunk<Vec>(s.q_row, 0, d, qv);
+  }
   arith::DistanceSums<M> sums;
   for (int c0 = 0; c0 < d; c0 += 32) {
     warp_rows::store_chunk<Vec, P>(tv, s.t);
     if constexpr (!OneQuery) warp_rows::store_chunk<Vec, P>(qv, s.q);
-    const float q_here = qv[0];  // OneQuery: the query's feature c0 + lane
+    const float q_here = qv[0];                     // OneQuery: the (first half's) query's feature c0 + lane
+    const float q_there = Halves ? qv[1] : q_here;  // the second half's
     __syncwarp();
     // The next chunk loads while this one is summed.
     if (c0 + 32 < d) {
       warp_rows::load_chunk<Vec>(s.t_row, c0 + 32, d, tv);
-      if constexpr (OneQuery) qv[0] = c0 + 32 + lane < d ? q[c0 + 32 + lane] : 0.0f;
-      else warp_rows::load_chunk<Vec>(s.q_row, c0 + 32, d, qv);
+      if constexpr (OneQuery) {
+        qv[0] = c0 + 32 + lane < d ? q_first[c0 + 32 + lane] : 0.0f;
+        if constexpr (Halves) qv[1] = c0 + 32 + lane < d ? q_second[c0 + 32 + lane] : 0.0f;
+      } else {
+        warp_rows::load_chunk<Vec>(s.q_row, c0 + 32, d, qv);
+      }
     }
     const auto feature = [&](int j) {
       float x;
-      if constexpr (OneQuery) x = __shfl_sync(kAll, q_here, j);
-      else x = s.q[j * P + lane];
+      if constexpr (OneQuery) {
+        x = __shfl_sync(kAll, q_here, j);
+        if constexpr (Halves) {
+          const float y = __shfl_sync(kAll, q_there, j);
+          if (lane >= 16) x = y;
+        }
+      } else {
+        x = s.q[j * P + lane];
+      }
       sums.feature(static_cast<double>(x), static_cast<double>(s.t[j * P + lane]));
     };
     if (c0 + 32 <= d) {
