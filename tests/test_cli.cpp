@@ -1971,6 +1971,37 @@ TEST(CliTabular, NotesForAHeaderOfNumbersAndNumbersReadAsCategories) {
   EXPECT_EQ(cli({"evaluate", "--train", write_temp("mixed.csv", mixed), "-k", "3"}).err.find("note:"), std::string::npos);
 }
 
+// A file of another separator than --delimiter reads as one column: the errors that meet it (no
+// feature, no such label, a second line wider than the header) name the separator its lines
+// share, and with it the file reads.
+TEST(CliTabular, AFileOfAnotherSeparatorIsNamedSo) {
+  std::string spaces, semicolons = "x;y;type\n", decimal_commas = "x;y;type\n";
+  for (int i = 0; i < 12; ++i) {
+    spaces += std::to_string(i) + " " + std::to_string(i % 4) + " " + std::to_string(i % 2) + "\n";
+    semicolons += std::to_string(i) + ";" + std::to_string(i % 3) + ";" + (i % 2 ? "a" : "b") + "\n";
+    decimal_commas += std::to_string(i) + ",5;" + std::to_string(i % 3) + ";" + (i % 2 ? "a" : "b") + "\n";
+  }
+  const std::string sp = write_temp("spaces.csv", spaces), sc = write_temp("semicolons.csv", semicolons),
+                    dc = write_temp("decimal_commas.csv", decimal_commas);
+  cli_refused({"evaluate", "--train", sp, "--no-header", "-k", "3"},
+              sp + ":1: no feature columns (only the label \"0\"); its first 5 lines each hold 3 fields separated by spaces: "
+                   "give --delimiter ' '");
+  cli_refused({"evaluate", "--train", sc, "--label", "type", "-k", "3"},
+              "no column named \"type\" in " + sc + " (columns: \"x;y;type\"); its header row holds one name: its first 5 lines "
+                   "each hold 3 fields separated by semicolons: give --delimiter ';'");
+  cli_refused({"evaluate", "--train", sc, "-k", "3"},
+              sc + ":1: no feature columns (only the label \"x;y;type\"); its header row holds one name: its first 5 lines each "
+                   "hold 3 fields separated by semicolons: give --delimiter ';'");
+  cli_refused({"evaluate", "--train", dc, "-k", "3"},
+              dc + ":2:2: expected 1 field, found 2 (extra value \"5;0;b\"); line 1 (the header) has 1: its first 5 lines each "
+                   "hold 3 fields separated by semicolons: give --delimiter ';'");
+  const std::string plain = write_temp("plain_for_query.csv", "x,y,type\n1,2,a\n3,4,b\n5,6,a\n");
+  cli_refused({"predict", "--train", plain, "--query", sc, "-k", "1"},
+              "; its header row holds one name: its first 5 lines each hold 3 fields separated by semicolons: give --delimiter ';'");
+  EXPECT_EQ(cli({"evaluate", "--train", sp, "--no-header", "--delimiter", " ", "-k", "3", "--folds", "2"}).code, 0);
+  EXPECT_EQ(cli({"evaluate", "--train", sc, "--delimiter", ";", "-k", "3", "--folds", "2"}).code, 0);
+}
+
 TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {
   const std::string train = case_file("tabular/rnames.csv"), query = case_file("tabular/rnames_query.csv");
   const CliResult n = cli({"neighbors", "--train", train, "--query", query, "-k", "2", "--drop-missing"});

@@ -3,6 +3,7 @@
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
 #include "io/column_names.hpp"
+#include "io/separator_guess.hpp"
 #include "test_util.hpp"
 
 #include <zlib.h>
@@ -96,6 +97,26 @@ TEST(Csv, OtherDelimiter) {
   EXPECT_EQ(d.labels[0], "x,y");
   o.numeric = {"a"};  // "1,5" is text in a ';' file: an error where the column must hold numbers
   EXPECT_NE(error_of("semi2.csv", "a;b;label\n1,5;2;x\n", o).find("semi2.csv:2:1: not a finite number: \"1,5\""), std::string::npos);
+}
+
+// Another separator is named only where the first line is one field and every line looked at
+// splits at it into the same number of fields.
+TEST(Csv, SeparatorAdviceNamesTheSeparatorTheLinesShare) {
+  using knn::detail::separator_advice;
+  const auto said = [](const std::string& text, char delimiter = ',') { return std::string(knn::Error(separator_advice(text, delimiter)).what()); };
+  EXPECT_EQ(said("59 2 32.1 101.0\n48 1 21.6 87.0\n72 2 30.5 93.0\n"),
+            "its first 3 lines each hold 4 fields separated by spaces: give delimiter ' '");
+  EXPECT_EQ(said("a;b;label\r\n1,5;2;x\r\n\r\n3;4,25;y\r\n"), "its first 3 lines each hold 3 fields separated by semicolons: give delimiter ';'");
+  EXPECT_EQ(said("a\tb\n1\t2\n"), "its first 2 lines each hold 2 fields separated by tabs: give delimiter '\\t'");
+  EXPECT_EQ(said("a,b\n1,2\n", ';'), "its first 2 lines each hold 2 fields separated by commas: give delimiter ','");
+  EXPECT_EQ(said("a|b|c\n1|2|3\n4|5|6\n7|8|9\n1|1|1\n2|2|2|2\n"), "its first 5 lines each hold 3 fields separated by bars: give delimiter '|'");
+  EXPECT_EQ(said("Cars 1993\nx,type\n1,a\n"), "");    // a title over a header: the lines differ
+  EXPECT_EQ(said("Cars 1993\ntype\na\n"), "");        // a title over one column
+  EXPECT_EQ(said("city name\nNew\n"), "");             // one field on the second line
+  EXPECT_EQ(said("a  b\n1  2\n"), "");                 // runs of spaces: no single separator
+  EXPECT_EQ(said("a b\n"), "");                         // one line tells nothing
+  EXPECT_EQ(said("a,b c\n1 2\n"), "");                 // the first line splits at the delimiter
+  EXPECT_EQ(said("\"a b\" c\n1 2\n"), "");           // quotes: any separator may be quoted
 }
 
 TEST(Csv, ErrorsNameFileLineColumnAndQuoteTheValue) {

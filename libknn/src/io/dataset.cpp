@@ -13,6 +13,7 @@
 #include "io/csv_reader.hpp"
 #include "io/level_dictionary.hpp"
 #include "io/rows_read.hpp"
+#include "io/separator_guess.hpp"
 #include "io/source.hpp"
 #include "knn/error.hpp"
 
@@ -70,19 +71,24 @@ Dataset open_dataset(Source& source, const CsvOptions& o) {
   std::vector<std::string> names;
   for (auto c : reader.cells()) names.emplace_back(o.header ? trim(c) : std::string_view{});
   d.column_names = o.header ? names : default_names(names.size());
-  if (reader.next() && reader.cells().size() > names.size())
+  if (reader.next() && reader.cells().size() > names.size()) {
+    const std::string separator = names.size() == 1 ? separator_advice(source.text(), o.delimiter) : "";
     throw ragged_record(reader, names.size(),
                         "; line " + std::to_string(d.first_line) + (o.header ? " (the header)" : " (the first row)") + " has " +
-                            std::to_string(names.size()) + ": " + skip_lines_advice(o));
+                            std::to_string(names.size()) + ": " + (separator.empty() ? skip_lines_advice(o) : separator));
+  }
   return d;
 }
 
 // Where a file lacks a column by name, or has no feature: a header row of numbers and empty
 // names only (the title line of a file such as scikit-learn's copy of the Boston housing data),
-// or of one name, was most likely a title read as the header.
-std::string title_hint(const Dataset& d) {
-  if (!d.options.header) return "";
+// or of one name, was most likely a title read as the header; a first line of one field that
+// splits as the next lines do at another separator, a file read with the wrong one.
+std::string title_hint(const Dataset& d, const Source& source) {
   const auto& names = d.column_names;
+  const std::string separator = names.size() == 1 ? separator_advice(source.text(), d.options.delimiter) : "";
+  if (!d.options.header) return separator.empty() ? "" : "; " + separator;
+  if (!separator.empty()) return "; its header row holds one name: " + separator;
   const bool numbers = names_are_numbers(names);
   // Past skipped lines, a data row read as the header: numbers among its names.
   const bool some_numbers = d.options.skip_lines > 0 && std::any_of(names.begin(), names.end(), [](const std::string& n) {
@@ -137,7 +143,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
     for (std::size_t c = 0; c < ncols; ++c)
       if (data.column_names[c].empty()) role[c] = kIgnore;
   data.label_column = o.label.empty() ? ncols - 1
-                                      : resolve_column(o.label, data.column_names, data.header_line(), "label", data.source, title_hint(data));
+                                      : resolve_column(o.label, data.column_names, data.header_line(), "label", data.source, title_hint(data, source));
   role[data.label_column] = kLabel;
   if (!o.id.empty()) {
     if (const auto c = find_column(o.id, data.column_names, data.header_line(), "id", data.source)) {
@@ -169,7 +175,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   }
   if (data.feature_columns.empty())
     throw Error::at(data.source, data.first_line, 0, "no feature columns (only the label " + quote(data.column_names[data.label_column]) +
-                                           std::string(ncols > 1 ? " and columns left out" : "") + ")" + title_hint(data));
+                                           std::string(ncols > 1 ? " and columns left out" : "") + ")" + title_hint(data, source));
   data.label_name = data.column_names[data.label_column];
   const std::size_t d = data.feature_columns.size();
   ReadPlan plan;
@@ -366,7 +372,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
       const auto c = query_names.match(train.feature_names[f]);
       if (!c)
         throw Error::at(data.source, data.first_line, 0, "no column " + quote(train.feature_names[f]) + ", a feature of " + train.source +
-                                               columns_hint(train.feature_names[f], data.column_names) + title_hint(data));
+                                               columns_hint(train.feature_names[f], data.column_names) + title_hint(data, source));
       once(*c);
       role[*c] = static_cast<long>(f);
       data.feature_columns[f] = *c;
