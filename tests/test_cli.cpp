@@ -1994,12 +1994,64 @@ TEST(CliTabular, AFileOfAnotherSeparatorIsNamedSo) {
                    "hold 3 fields separated by semicolons: give --delimiter ';'");
   cli_refused({"evaluate", "--train", dc, "-k", "3"},
               dc + ":2:2: expected 1 field, found 2 (extra value \"5;0;b\"); line 1 (the header) has 1: its first 5 lines each "
-                   "hold 3 fields separated by semicolons: give --delimiter ';'");
+                   "hold 3 fields separated by semicolons: give --delimiter ';' and --decimal ',' for its decimal commas");
   const std::string plain = write_temp("plain_for_query.csv", "x,y,type\n1,2,a\n3,4,b\n5,6,a\n");
   cli_refused({"predict", "--train", plain, "--query", sc, "-k", "1"},
               "; its header row holds one name: its first 5 lines each hold 3 fields separated by semicolons: give --delimiter ';'");
   EXPECT_EQ(cli({"evaluate", "--train", sp, "--no-header", "--delimiter", " ", "-k", "3", "--folds", "2"}).code, 0);
   EXPECT_EQ(cli({"evaluate", "--train", sc, "--delimiter", ";", "-k", "3", "--folds", "2"}).code, 0);
+}
+
+// Numbers with a decimal comma: read as categories, with a note, until --decimal ',' reads them;
+// then every answer is that of the same file with points, a model file's included.
+TEST(CliTabular, DecimalCommasAreNumbersWithDecimal) {
+  std::string points = "x,y,height,type\n", commas = "x;y;height;type\n";
+  for (int i = 0; i < 30; ++i) {
+    const std::string row = std::to_string(i % 7) + "." + std::to_string(i % 4 + 1) + "," + std::to_string(i % 5) + ".25," +
+                            std::to_string(150 + i) + ".5," + (i % 3 ? "a" : "b");
+    points += row + "\n";
+    std::string semi = row;
+    for (char& c : semi) c = c == ',' ? ';' : c == '.' ? ',' : c;
+    commas += semi + "\n";
+  }
+  const std::string p = write_temp("points.csv", points), c = write_temp("commas.csv", commas);
+  // `args`, "FILE" standing for the file read (training and query file alike).
+  const auto same = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> with_points = args, with_commas = args;
+    std::replace(with_points.begin(), with_points.end(), std::string("FILE"), p);
+    std::replace(with_commas.begin(), with_commas.end(), std::string("FILE"), c);
+    with_commas.insert(with_commas.end(), {"--delimiter", ";", "--decimal", ","});
+    const CliResult a = cli(with_points), b = cli(with_commas);
+    ASSERT_EQ(a.code, 0) << a;
+    ASSERT_EQ(b.code, 0) << b;
+    std::string out = b.out;
+    if (const auto at = out.find(c); at != std::string::npos) out.replace(at, c.size(), p);  // the summary names the file
+    EXPECT_EQ(out, a.out) << b;
+    EXPECT_EQ(b.err, a.err) << b;
+  };
+  same({"evaluate", "--train", "FILE", "--label", "type", "-k", "3"});
+  same({"evaluate", "--train", "FILE", "--label", "height", "--task", "regress", "-k", "3", "--format", "json"});
+  same({"predict", "--train", "FILE", "--label", "type", "-k", "3", "--query", "FILE", "--proba"});
+  same({"neighbors", "--train", "FILE", "--label", "type", "-k", "3", "--query", "FILE"});
+  // Read at the semicolons alone, the columns are categories, and a note says why.
+  const CliResult categories = cli({"evaluate", "--train", c, "--delimiter", ";", "--label", "type", "--ignore", "height", "-k", "3"});
+  ASSERT_EQ(categories.code, 0) << categories;
+  EXPECT_NE(categories.err.find("note: column \"x\" of " + c + " is read as categories, but its values are numbers with a decimal comma (\"0,1\", "
+                                "\"0,2\", \"0,3\", ...): --decimal ',' reads them as numbers"),
+            std::string::npos)
+      << categories;
+  // A model file does not keep the mark: the query file's is given beside --model.
+  const std::string model = (temp_dir() / "commas.knn").string();
+  ASSERT_EQ(cli({"fit", "--train", c, "--delimiter", ";", "--decimal", ",", "--label", "type", "-k", "3", "-o", model}).code, 0);
+  const CliResult from_model = cli({"predict", "--model", model, "--query", c, "--decimal", ","});
+  const CliResult from_train = cli({"predict", "--train", p, "--label", "type", "-k", "3", "--query", p});
+  ASSERT_EQ(from_model.code, 0) << from_model;
+  EXPECT_EQ(from_model.out, from_train.out);
+  cli_refused({"evaluate", "--train", p, "--decimal", ","},
+              "option --decimal: ',' is the delimiter too: give the files' field separator with --delimiter (';' where numbers have "
+              "decimal commas, as spreadsheets write them)");
+  cli_refused({"evaluate", "--train", c, "--delimiter", ";", "--decimal", "x"}, "option --decimal: \"x\" is not a decimal mark: give '.' or ','");
+  cli_refused({"evaluate", "--train", c, "--delimiter", ";", "--decimal", ",,"}, "option --decimal: \",,\" is not a single character");
 }
 
 TEST(CliTabular, DroppedRowsKeepTheFilesRowNumbers) {

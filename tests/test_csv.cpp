@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -99,6 +101,70 @@ TEST(Csv, OtherDelimiter) {
   EXPECT_NE(error_of("semi2.csv", "a;b;label\n1,5;2;x\n", o).find("semi2.csv:2:1: not a finite number: \"1,5\""), std::string::npos);
 }
 
+// A decimal comma: every cell reads as the same text with a point does, in a file of another
+// delimiter; a point makes a cell text (a thousands separator is not read), and the mark must be
+// '.' or ',' and not the delimiter.
+TEST(Csv, DecimalCommaCellsReadAsTheirPointedText) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> value(-1e4, 1e4);
+  std::string pointed = "a,b,c,label\n", commas = "a;b;c;label\n";
+  for (int i = 0; i < 500; ++i) {
+    std::string row;
+    for (int c = 0; c < 3; ++c) {
+      char cell[40];
+      std::snprintf(cell, sizeof cell, c == 0 ? "%.*g" : c == 1 ? "%.*e" : "%.*f", 1 + i % 9, value(rng));
+      row += std::string(cell) + ",";
+    }
+    char target[40] = "";  // every 7th row without its label
+    if (i % 7) std::snprintf(target, sizeof target, "%.3f", value(rng));
+    row += target;
+    pointed += row + "\n";
+    std::string semi = row;
+    for (char& ch : semi) ch = ch == ',' ? ';' : ch == '.' ? ',' : ch;
+    commas += semi + "\n";
+  }
+  // A missing cell (NA) and a missing label stay missing.
+  pointed.replace(pointed.find('\n') + 1, 0, "NA,1.5,2,7.25\n");
+  commas.replace(commas.find('\n') + 1, 0, "NA;1,5;2;7,25\n");
+  knn::CsvOptions o;
+  o.label = "label";
+  o.drop_missing = true;
+  o.drop_missing_features = false;
+  const auto p = load("pointed.csv", pointed, o);
+  o.delimiter = ';';
+  o.decimal = ',';
+  const auto c = load("commas.csv", commas, o);
+  ASSERT_EQ(c.feature_types, p.feature_types);
+  ASSERT_EQ(c.features.values.size(), p.features.values.size());
+  for (std::size_t i = 0; i < p.features.values.size(); ++i)
+    ASSERT_TRUE(std::isnan(p.features.values[i]) ? std::isnan(c.features.values[i]) : c.features.values[i] == p.features.values[i])
+        << "cell " << i << " (seed 7)";
+  EXPECT_EQ(c.feature_types[0], knn::ColumnType::numeric);
+  EXPECT_EQ(c.dropped_rows, p.dropped_rows);
+  EXPECT_GT(c.dropped_rows, 0u);
+  EXPECT_EQ(knn::numeric_targets(c), knn::numeric_targets(p));
+  EXPECT_EQ(knn::numeric_targets(c)[0], 7.25);
+  // A point in a cell of a decimal-comma file is text: the column is categorical, or an error
+  // where it must hold numbers.
+  const auto t = load("thousands.csv", "a;b;label\n1.234,5;1;x\n2,5;2;y\n", o);
+  EXPECT_EQ(t.feature_types[0], knn::ColumnType::categorical);
+  o.numeric = {"a"};
+  EXPECT_NE(error_of("thousands2.csv", "a;b;label\n2,5;1;x\n1.234,5;2;y\n", o).find("thousands2.csv:3:1: not a finite number: \"1.234,5\""),
+            std::string::npos);
+  o.numeric.clear();
+  EXPECT_TRUE(knn::cell_is_number(" 1,5 ", ','));
+  EXPECT_FALSE(knn::cell_is_number("1.5", ','));
+  EXPECT_FALSE(knn::cell_is_number("1,5"));
+  EXPECT_EQ(knn::label_number("+2,5", ','), 2.5);
+  EXPECT_FALSE(knn::label_number("2.5", ','));
+  EXPECT_EQ(knn::label_number("2.5"), 2.5);
+  o.decimal = 'x';
+  EXPECT_NE(error_of("x.csv", "a;label\n1;x\n", o).find("parameter decimal: \"x\" is not a decimal mark: give '.' or ','"), std::string::npos);
+  o.decimal = ',';
+  o.delimiter = ',';
+  EXPECT_NE(error_of("same.csv", "a,label\n1,x\n", o).find("parameter decimal: ',' is the delimiter too"), std::string::npos);
+}
+
 // Another separator is named only where the first line is one field and every line looked at
 // splits at it into the same number of fields.
 TEST(Csv, SeparatorAdviceNamesTheSeparatorTheLinesShare) {
@@ -106,7 +172,8 @@ TEST(Csv, SeparatorAdviceNamesTheSeparatorTheLinesShare) {
   const auto said = [](const std::string& text, char delimiter = ',') { return std::string(knn::Error(separator_advice(text, delimiter)).what()); };
   EXPECT_EQ(said("59 2 32.1 101.0\n48 1 21.6 87.0\n72 2 30.5 93.0\n"),
             "its first 3 lines each hold 4 fields separated by spaces: give delimiter ' '");
-  EXPECT_EQ(said("a;b;label\r\n1,5;2;x\r\n\r\n3;4,25;y\r\n"), "its first 3 lines each hold 3 fields separated by semicolons: give delimiter ';'");
+  EXPECT_EQ(said("a;b;label\r\n1,5;2;x\r\n\r\n3;4,25;y\r\n"), "its first 3 lines each hold 3 fields separated by semicolons: give delimiter ';' and decimal ',' for its decimal commas");
+  EXPECT_EQ(said("a;b\n1;2\n"), "its first 2 lines each hold 2 fields separated by semicolons: give delimiter ';'");
   EXPECT_EQ(said("a\tb\n1\t2\n"), "its first 2 lines each hold 2 fields separated by tabs: give delimiter '\\t'");
   EXPECT_EQ(said("a,b\n1,2\n", ';'), "its first 2 lines each hold 2 fields separated by commas: give delimiter ','");
   EXPECT_EQ(said("a|b|c\n1|2|3\n4|5|6\n7|8|9\n1|1|1\n2|2|2|2\n"), "its first 5 lines each hold 3 fields separated by bars: give delimiter '|'");

@@ -33,7 +33,8 @@ void add_csv_options(cxxopts::Options& o, const char* second_file, const char* i
     ("drop-missing", "drop training rows with a missing label, and, unless --impute fills them, rows with a missing feature (row numbers in outputs stay the file's)")
     ("no-header", "the files have no header row: columns are named by their 0-based index")
     ("skip-lines", "lines passed over at the top of each CSV file, above its header (a title, comments); messages keep the file's line numbers", cxxopts::value<std::string>()->default_value("0"), "N")
-    ("delimiter", "field separator (\\t or tab for a tab)", cxxopts::value<std::string>()->default_value(","), "CHAR");
+    ("delimiter", "field separator (\\t or tab for a tab)", cxxopts::value<std::string>()->default_value(","), "CHAR")
+    ("decimal", "decimal mark of the files' numbers: . or , (1,5 as spreadsheets write it in many locales, where the field separator is another, often ;)", cxxopts::value<std::string>()->default_value("."), "CHAR");
   // clang-format on
 }
 
@@ -42,6 +43,9 @@ CsvOptions csv_options(const cxxopts::ParseResult& r) {
   csv.header = r.count("no-header") == 0;
   csv.skip_lines = parse_count("skip-lines", option_text(r, "skip-lines"), 0);
   csv.delimiter = parse_delimiter(option_text(r, "delimiter"));
+  const std::string decimal = option_text(r, "decimal");
+  if (decimal.size() != 1) throw option_error("decimal", quote(decimal) + " is not a single character: give '.' or ','");
+  csv.decimal = decimal[0];  // the loader refuses a character that is no decimal mark
   csv.label = option_text(r, "label");
   // An empty value (an unset shell variable, say) must not quietly mean the default last column.
   if (r.count("label") && csv.label.empty())

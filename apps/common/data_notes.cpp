@@ -47,6 +47,19 @@ void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
                                       " of every file the command reads: check that this file has that many above its header"));
 }
 
+// Where the decimal mark is a point and the delimiter no comma: the values of feature `f`, read as
+// categories, with a comma, where every value would be a number were the comma a point (a
+// spreadsheet's export in a locale that writes 1,5). Else none.
+std::vector<std::string> decimal_commas(const Dataset& d, std::size_t f) {
+  std::vector<std::string> commas;
+  if (d.options.decimal != '.' || d.options.delimiter == ',') return commas;
+  for (const auto& level : d.levels[f]) {
+    if (!cell_is_number(level, ',')) return {};
+    if (level.find(',') != std::string::npos) commas.push_back(level);
+  }
+  return commas;
+}
+
 // A column read as categories for a few texts among many numbers: most likely numbers with a
 // stray line (a second header, a title) or a missing-value mark the options lack. Counted over
 // the column's distinct values, which every rank of sharded data holds whole, so that the note
@@ -56,14 +69,19 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
   if (!d.options.categorical.empty()) return;
   for (std::size_t f = 0; f < d.dims(); ++f) {
     if (d.feature_types[f] != ColumnType::categorical) continue;
+    const std::string& name = d.feature_names[f];
+    if (const auto commas = decimal_commas(d, f); !commas.empty()) {
+      lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories, but its values are numbers with a decimal comma (" +
+                      some(commas) + "): --decimal ',' reads them as numbers");
+      continue;
+    }
     std::size_t numbers = 0;
     std::vector<std::string> texts;
     for (const auto& level : d.levels[f]) {
-      if (cell_is_number(level)) ++numbers;
+      if (cell_is_number(level, d.options.decimal)) ++numbers;
       else texts.push_back(level);
     }
     if (texts.empty() || numbers <= texts.size()) continue;
-    const std::string& name = d.feature_names[f];
     const bool one = texts.size() == 1;
     lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories for " + std::to_string(texts.size()) +
                     (one ? " text (" : " texts (") + some(texts) + ") among " + std::to_string(numbers) + " distinct numbers: --numeric " +

@@ -87,10 +87,13 @@ void read_model(const cxxopts::ParseResult& r, Settings& s, const std::string& c
   BackendOptions backend = std::move(s.params.backend);
   s.params = model->params();
   s.params.backend = std::move(backend);
-  const std::size_t skip = s.csv.skip_lines;  // the query file's, not the model's
+  // Properties of the query file, not the model's.
+  const std::size_t skip = s.csv.skip_lines;
+  const char decimal = s.csv.decimal;
   s.csv = csv;
   s.csv.id = id;
   s.csv.skip_lines = skip;
+  s.csv.decimal = decimal;
   s.task = task;
   s.model = std::move(model);
 }

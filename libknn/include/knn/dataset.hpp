@@ -3,6 +3,7 @@
 // or categories kept as text), missing cells, an optional identifier column, and a label column
 // kept as text (classification) or parsed as a number (regression) (docs/design.md#tabular-input).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,11 @@ struct CsvOptions {
   std::size_t skip_lines = 0;
   bool header = true;
   char delimiter = ',';
+  /// The decimal mark of the file's numbers: '.' or ',' (as a spreadsheet writes them in many
+  /// locales, with another delimiter, often ';'). With ',' a cell with a point is text: the point
+  /// may be a thousands separator, which is not read. Like skip_lines, a property of the file
+  /// read: model files do not keep it.
+  char decimal = '.';
   /// Label column by name or 0-based index, negative from the end. Empty: the last column.
   /// Names match exactly, else without regard to case where that picks one column.
   std::string label;
@@ -138,9 +144,14 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& options, const
 /// Parses a regression target; throws knn::Error naming the file, line and label column.
 std::vector<double> numeric_targets(const Dataset& data);
 
-/// Whether a cell's text is a number as the CSV reader reads a cell: a finite float32 value,
-/// blanks around it allowed (so "0x1F", "inf" and "1e99" are not).
-bool cell_is_number(std::string_view cell);
+/// Whether a cell's text is a number as the CSV reader reads a cell of a file with this decimal
+/// mark (CsvOptions::decimal): a finite float32 value, blanks around it allowed (so "0x1F",
+/// "inf" and "1e99" are not).
+bool cell_is_number(std::string_view cell, char decimal = '.');
+
+/// A label's text as a number of a file with this decimal mark ("+" before it allowed), where it
+/// reads whole as a finite double: regression targets, and labels that may be one.
+std::optional<double> label_number(std::string_view text, char decimal = '.');
 
 /// Whether a header row's names read as a row of data: every name that is not empty a number
 /// (cell_is_number), at least one, and not the names a program gives columns by their position

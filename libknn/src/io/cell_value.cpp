@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
 
 #include "io/text_format.hpp"
 
@@ -38,6 +39,16 @@ MissingTokens::MissingTokens(const std::vector<std::string>& tokens) {
 bool MissingTokens::contains(std::string_view trimmed) const {
   if (trimmed.empty()) return empty_;
   return std::find(tokens_.begin(), tokens_.end(), trimmed) != tokens_.end();
+}
+
+CellKind classify_cell(std::string_view cell, const MissingTokens& na, char decimal, float& value) {
+  if (decimal == '.') return classify_cell(cell, na, value);
+  const std::string_view t = trim(cell);
+  if (na.contains(t)) return CellKind::missing;
+  if (t.find('.') != std::string_view::npos) return CellKind::text;
+  std::string pointed(t);
+  std::replace(pointed.begin(), pointed.end(), decimal, '.');
+  return classify_cell(pointed, na, value);
 }
 
 CellKind classify_other(std::string_view t, const MissingTokens& na, float& value) {

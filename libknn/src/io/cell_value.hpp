@@ -76,6 +76,10 @@ inline const char* scan_plain_number(const char* p, const char* end, float& out)
   return q;
 }
 
+/// classify_cell for a file whose decimal mark is `decimal` (CsvOptions::decimal): with ',' the
+/// cell's comma is read as a point, and a cell with a point is text.
+CellKind classify_cell(std::string_view cell, const MissingTokens& na, char decimal, float& value);
+
 /// classify_cell past the fast path.
 CellKind classify_other(std::string_view trimmed, const MissingTokens& na, float& value);
 

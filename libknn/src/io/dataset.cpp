@@ -60,6 +60,11 @@ std::string skip_lines_advice(const CsvOptions& o) {
 // with the question whether the first was a title ("Student survey, 1992" above a header of 13
 // names): read later, row by row, it would say only that the record has too many fields.
 Dataset open_dataset(Source& source, const CsvOptions& o) {
+  if (o.decimal != '.' && o.decimal != ',')
+    throw Error::parameter("decimal", quote(std::string(1, o.decimal)) + " is not a decimal mark: give '.' or ','");
+  if (o.decimal == o.delimiter)
+    throw Error::parameter("decimal", "',' is the delimiter too: give the files' field separator with " + param("delimiter") +
+                                          " (';' where numbers have decimal commas, as spreadsheets write them)");
   source.skip_lines(o.skip_lines);
   refuse_nul_bytes(source, o.delimiter);
   Dataset d;
@@ -181,6 +186,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   ReadPlan plan;
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
+  plan.decimal = o.decimal;
   plan.drop_missing = o.drop_missing && !o.lenient;
   plan.drop_features = o.drop_missing_features;
   plan.training = !o.lenient;
@@ -259,10 +265,10 @@ std::vector<std::vector<long long>> level_counts(const Dataset& data) {
 
 }  // namespace detail
 
-bool cell_is_number(std::string_view cell) {
+bool cell_is_number(std::string_view cell, char decimal) {
   static const detail::MissingTokens none({});
   float value = 0.0f;
-  return detail::classify_cell(cell, none, value) == detail::CellKind::number;
+  return detail::classify_cell(cell, none, decimal, value) == detail::CellKind::number;
 }
 
 bool names_are_numbers(const std::vector<std::string>& names) {
@@ -436,6 +442,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   ReadPlan plan;
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
+  plan.decimal = o.decimal;
   plan.training = false;
   plan.numbers_from = train.source;
   plan.read_as.assign(d, ReadAs::number);

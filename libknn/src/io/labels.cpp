@@ -11,15 +11,30 @@
 
 namespace knn {
 
+std::optional<double> label_number(std::string_view text, char decimal) {
+  std::string pointed;
+  if (decimal != '.') {
+    if (text.find('.') != std::string_view::npos) return std::nullopt;
+    pointed.assign(text);
+    std::replace(pointed.begin(), pointed.end(), decimal, '.');
+    text = pointed;
+  }
+  const char* b = text.data();
+  const char* e = b + text.size();
+  if (e - b > 1 && *b == '+' && b[1] != '-') ++b;
+  double v = 0.0;
+  const auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p != e || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 std::vector<double> numeric_targets(const Dataset& data) {
   std::vector<double> y(data.labels.size());
   for (std::size_t i = 0; i < y.size(); ++i) {
     const std::string& s = data.labels[i];
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (e - b > 1 && *b == '+' && b[1] != '-') ++b;
-    auto [p, ec] = std::from_chars(b, e, y[i]);
-    if (ec != std::errc() || p != e || !std::isfinite(y[i]))
+    if (const auto v = label_number(s, data.options.decimal))
+      y[i] = *v;
+    else
       throw Error::at(data.source, data.lines[i], data.label_column + 1,
                       "regression target " + quote(s) + " is not a finite number (column " + quote(data.label_name) +
                           "; use " + param("task") + " classify for class labels)");

@@ -4,7 +4,7 @@
 
 namespace knn::detail {
 
-PlainLineReader::PlainLineReader(const ReadPlan& plan) : usable_(!plan.na.has_number()) {
+PlainLineReader::PlainLineReader(const ReadPlan& plan) : usable_(!plan.na.has_number() && plan.decimal == '.') {
   columns_.reserve(plan.role.size());
   for (std::size_t c = 0; c < plan.role.size(); ++c) {
     const long r = plan.role[c];

@@ -20,7 +20,7 @@ class PlainLineReader {
  public:
   explicit PlainLineReader(const ReadPlan& plan);
   /// Whether any line can be taken: not where an NA token is itself a number, which a plain
-  /// number must then be compared with first.
+  /// number must then be compared with first, nor where the decimal mark is a comma.
   bool usable() const { return usable_; }
   /// Reads the lines at the reader's position into `w`, up to the first line it leaves to the
   /// record reader, or the end.

@@ -26,7 +26,7 @@ float* RowWriter::slot(std::size_t line) {
 void RowWriter::number_cell(std::size_t line, std::size_t c, std::size_t f, std::string_view cell, float& out,
                             RowCells& row) {
   float v = kMissingCell;
-  switch (classify_cell(cell, plan_.na, v)) {
+  switch (classify_cell(cell, plan_.na, plan_.decimal, v)) {
     case CellKind::number:
       break;
     case CellKind::missing:

@@ -25,6 +25,7 @@ struct ReadPlan {
   std::vector<long> role;        // per file column
   std::vector<ReadAs> read_as;   // per feature
   MissingTokens na{{}};
+  char decimal = '.';            // CsvOptions::decimal
   bool training = true;          // a missing label is an error (or the row is dropped), not recorded
   bool drop_missing = false;     // training rows with a missing label are dropped
   bool drop_features = true;     // with drop_missing: rows with a missing feature too

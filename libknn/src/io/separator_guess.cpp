@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "knn/dataset.hpp"
 #include "knn/error.hpp"
 
 namespace knn::detail {
@@ -36,6 +37,21 @@ std::vector<std::string_view> first_lines(std::string_view text) {
   return lines;
 }
 
+// Whether a field of `lines` split at `c` is a number with a decimal comma ("1,5").
+bool decimal_comma_field(const std::vector<std::string_view>& lines, char c) {
+  for (std::string_view line : lines) {
+    std::size_t at = 0;
+    while (at <= line.size()) {
+      std::size_t end = line.find(c, at);
+      if (end == std::string_view::npos) end = line.size();
+      const std::string_view field = line.substr(at, end - at);
+      if (field.find(',') != std::string_view::npos && cell_is_number(field, ',')) return true;
+      at = end + 1;
+    }
+  }
+  return false;
+}
+
 // Fields of `line` at `c`; 0 where a field split at a space would be empty.
 std::size_t fields(std::string_view line, char c) {
   std::size_t n = 1;
@@ -59,8 +75,9 @@ std::string separator_advice(std::string_view text, char delimiter) {
     if (s.c == delimiter) continue;
     const std::size_t n = fields(lines.front(), s.c);
     if (n < 2 || !std::all_of(lines.begin(), lines.end(), [&](std::string_view l) { return fields(l, s.c) == n; })) continue;
+    const bool commas = delimiter == ',' && decimal_comma_field(lines, s.c);
     return "its first " + std::to_string(lines.size()) + " lines each hold " + std::to_string(n) + " fields separated by " + s.plural +
-           ": give " + param("delimiter") + " " + s.value;
+           ": give " + param("delimiter") + " " + s.value + (commas ? " and " + param("decimal") + " ',' for its decimal commas" : "");
   }
   return "";
 }

@@ -1,5 +1,4 @@
 // A task left to the default must not silently turn a regression target into hundreds of classes.
-#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -17,16 +16,12 @@ void check_class_labels(const Dataset& data, bool label_given, const Communicato
   if (distributed(comm)) labels = detail::all_labels(*comm, labels);
   bool numbers = !labels.empty(), whole = true;
   for (const auto& s : labels) {
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (e - b > 1 && *b == '+' && b[1] != '-') ++b;
-    double v = 0.0;
-    const auto [p, ec] = std::from_chars(b, e, v);
-    if (ec != std::errc() || p != e || !std::isfinite(v)) {
+    const auto v = label_number(s, data.options.decimal);
+    if (!v) {
       numbers = false;
       break;
     }
-    whole = whole && v == std::floor(v);
+    whole = whole && *v == std::floor(*v);
   }
   if (!numbers || (whole && labels.size() <= kMostClasses)) return;
   const std::string what = whole ? std::to_string(labels.size()) + " distinct numbers" : "numbers that are not whole";
