@@ -2040,6 +2040,13 @@ TEST(CliTabular, DecimalCommasAreNumbersWithDecimal) {
                                 "\"0,2\", \"0,3\", ...): --decimal ',' reads them as numbers"),
             std::string::npos)
       << categories;
+  // Without its header, the first row's names are numbers by the file's mark, and a note says so.
+  const std::string headerless = write_temp("commas_headerless.csv", commas.substr(commas.find('\n') + 1));
+  const CliResult first_row = cli({"evaluate", "--train", headerless, "--delimiter", ";", "--decimal", ",", "-k", "3"});
+  ASSERT_EQ(first_row.code, 0) << first_row;
+  EXPECT_NE(first_row.err.find("note: the header row of " + headerless + " names its feature columns with numbers (\"0,1\", \"0,25\", \"150,5\")"),
+            std::string::npos)
+      << first_row;
   // A model file does not keep the mark: the query file's is given beside --model.
   const std::string model = (temp_dir() / "commas.knn").string();
   ASSERT_EQ(cli({"fit", "--train", c, "--delimiter", ";", "--decimal", ",", "--label", "type", "-k", "3", "-o", model}).code, 0);

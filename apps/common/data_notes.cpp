@@ -34,7 +34,7 @@ std::string unnamed(const Dataset& d, bool rows_out) {
 // a row-names column before it (R, pandas), or names that are the columns' positions (pandas'
 // for an array: 0, 1, 2, ...).
 void header_of_numbers(const Dataset& d, std::vector<std::string>& lines) {
-  if (!d.options.header || (!d.column_names.empty() && row_names_column(d, 0)) || !names_are_numbers(d.feature_names)) return;
+  if (!d.options.header || (!d.column_names.empty() && row_names_column(d, 0)) || !names_are_numbers(d.feature_names, d.options.decimal)) return;
   std::vector<std::string> names;
   for (const auto& name : d.feature_names)
     if (!name.empty()) names.push_back(name);

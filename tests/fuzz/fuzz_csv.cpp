@@ -1,7 +1,7 @@
 // Fuzz target: the CSV loader and the preprocessing fitted on what it loads. The first two bytes
-// pick the options (header, delimiter, label column, ignored columns; missing-value tokens,
-// column types, an identifier column, dropped rows, lenient loading, the imputation); the rest is
-// the file. A load either succeeds with a consistent data set (numbers finite, categories valid
+// pick the options (header, delimiter, label column, ignored columns, decimal mark; missing-value
+// tokens, column types, an identifier column, dropped rows, lenient loading, the imputation); the
+// rest is the file. A load either succeeds with a consistent data set (numbers finite, categories valid
 // level indices, missing cells NaN) whose preprocessing gives finite rows or one error line, or
 // throws knn::Error with a one-line message. The same bytes are then read as a query file
 // against a small training set.
@@ -74,6 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.header = (mode & 1) == 0;
   static const char delimiters[] = {',', ';', '\t', ' '};
   options.delimiter = delimiters[(mode >> 1) & 3];
+  options.decimal = mode & 0x80 ? ',' : '.';  // with the ',' delimiter: refused, with one line
   static const char* const labels[] = {"", "0", "-1", "label"};
   options.label = labels[(mode >> 3) & 3];
   if (mode & 0x20) options.ignore = {"0"};
@@ -111,6 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   knn::CsvOptions q;
   q.header = options.header;
   q.delimiter = options.delimiter;
+  q.decimal = options.decimal;
   try {
     const knn::Dataset d = knn::load_query_csv(path, q, train);
     check_dataset(d, false);

@@ -154,9 +154,10 @@ bool cell_is_number(std::string_view cell, char decimal = '.');
 std::optional<double> label_number(std::string_view text, char decimal = '.');
 
 /// Whether a header row's names read as a row of data: every name that is not empty a number
-/// (cell_is_number), at least one, and not the names a program gives columns by their position
-/// (0, 1, 2, ... or 1, 2, 3, ...). A file without a header row, or a title line read as its header.
-bool names_are_numbers(const std::vector<std::string>& names);
+/// (cell_is_number, with the file's decimal mark), at least one, and not the names a program
+/// gives columns by their position (0, 1, 2, ... or 1, 2, 3, ...). A file without a header row,
+/// or a title line read as its header.
+bool names_are_numbers(const std::vector<std::string>& names, char decimal = '.');
 
 /// Each label of `labels` once, in no particular order.
 std::vector<std::string> distinct_labels(const std::vector<std::string>& labels);

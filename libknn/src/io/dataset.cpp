@@ -94,10 +94,10 @@ std::string title_hint(const Dataset& d, const Source& source) {
   const std::string separator = names.size() == 1 ? separator_advice(source.text(), d.options.delimiter) : "";
   if (!d.options.header) return separator.empty() ? "" : "; " + separator;
   if (!separator.empty()) return "; its header row holds one name: " + separator;
-  const bool numbers = names_are_numbers(names);
+  const bool numbers = names_are_numbers(names, d.options.decimal);
   // Past skipped lines, a data row read as the header: numbers among its names.
-  const bool some_numbers = d.options.skip_lines > 0 && std::any_of(names.begin(), names.end(), [](const std::string& n) {
-                              return !n.empty() && cell_is_number(n);
+  const bool some_numbers = d.options.skip_lines > 0 && std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+                              return !n.empty() && cell_is_number(n, d.options.decimal);
                             });
   if (!numbers && names.size() != 1 && !some_numbers) return "";
   return std::string("; its header row holds ") + (numbers ? "numbers only" : names.size() == 1 ? "one name" : "numbers among its names") +
@@ -271,12 +271,12 @@ bool cell_is_number(std::string_view cell, char decimal) {
   return detail::classify_cell(cell, none, decimal, value) == detail::CellKind::number;
 }
 
-bool names_are_numbers(const std::vector<std::string>& names) {
+bool names_are_numbers(const std::vector<std::string>& names, char decimal) {
   std::size_t named = 0, first = 0;  // names that are not empty; the position the first one would be
   bool positions = true;
   for (const auto& name : names) {
     if (name.empty()) continue;
-    if (!cell_is_number(name)) return false;
+    if (!cell_is_number(name, decimal)) return false;
     if (named == 0) first = name == "1" ? 1 : 0;
     positions = positions && name == std::to_string(first + named);
     ++named;
