@@ -2036,10 +2036,14 @@ TEST(CliTabular, DecimalCommasAreNumbersWithDecimal) {
   // Read at the semicolons alone, the columns are categories, and a note says why.
   const CliResult categories = cli({"evaluate", "--train", c, "--delimiter", ";", "--label", "type", "--ignore", "height", "-k", "3"});
   ASSERT_EQ(categories.code, 0) << categories;
-  EXPECT_NE(categories.err.find("note: column \"x\" of " + c + " is read as categories, but its values are numbers with a decimal comma (\"0,1\", "
-                                "\"0,2\", \"0,3\", ...): --decimal ',' reads them as numbers"),
+  EXPECT_NE(categories.err.find("note: columns \"x\", \"y\" of " + c + " are read as categories, but their values are numbers with a decimal "
+                                "comma (\"0,1\", \"0,2\", \"0,3\", ...): --decimal ',' reads them as numbers\n"),
             std::string::npos)
       << categories;
+  const CliResult one_column = cli({"evaluate", "--train", c, "--delimiter", ";", "--label", "type", "--ignore", "height,y", "-k", "3"});
+  EXPECT_NE(one_column.err.find("note: column \"x\" of " + c + " is read as categories, but its values are numbers with a decimal comma"),
+            std::string::npos)
+      << one_column;
   // Without its header, the first row's names are numbers by the file's mark, and a note says so.
   const std::string headerless = write_temp("commas_headerless.csv", commas.substr(commas.find('\n') + 1));
   const CliResult first_row = cli({"evaluate", "--train", headerless, "--delimiter", ";", "--decimal", ",", "-k", "3"});

@@ -67,12 +67,13 @@ std::vector<std::string> decimal_commas(const Dataset& d, std::size_t f) {
 // the columns' types already.
 void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& lines) {
   if (!d.options.categorical.empty()) return;
+  std::vector<std::string> comma_columns, comma_values;  // one note for all such columns
   for (std::size_t f = 0; f < d.dims(); ++f) {
     if (d.feature_types[f] != ColumnType::categorical) continue;
     const std::string& name = d.feature_names[f];
-    if (const auto commas = decimal_commas(d, f); !commas.empty()) {
-      lines.push_back("column " + quote(name) + " of " + d.source + " is read as categories, but its values are numbers with a decimal comma (" +
-                      some(commas) + "): --decimal ',' reads them as numbers");
+    if (auto commas = decimal_commas(d, f); !commas.empty()) {
+      comma_columns.push_back(name);
+      if (comma_values.empty()) comma_values = std::move(commas);
       continue;
     }
     std::size_t numbers = 0;
@@ -88,6 +89,11 @@ void numbers_read_as_categories(const Dataset& d, std::vector<std::string>& line
                     quote(name) + (one ? " stops the run at it" : " stops the run at the first of them") + ", naming its line; --na-values makes " +
                     (one ? "it a missing value" : "them missing values") + " (the list replaces the default marks)");
   }
+  if (comma_columns.empty()) return;
+  const bool one = comma_columns.size() == 1;
+  lines.push_back((one ? "column " : "columns ") + some(comma_columns) + (comma_columns.size() > 3 ? " (" + std::to_string(comma_columns.size()) + " in all)" : "") +
+                  " of " + d.source + (one ? " is" : " are") + " read as categories, but " + (one ? "its" : "their") +
+                  " values are numbers with a decimal comma (" + some(comma_values) + "): --decimal ',' reads them as numbers");
 }
 
 }  // namespace
