@@ -2058,6 +2058,8 @@ TEST(CliTabular, DecimalCommasAreNumbersWithDecimal) {
   const CliResult from_train = cli({"predict", "--train", p, "--label", "type", "-k", "3", "--query", p});
   ASSERT_EQ(from_model.code, 0) << from_model;
   EXPECT_EQ(from_model.out, from_train.out);
+  cli_refused({"predict", "--model", model, "--query", c},
+              c + ":2:1: not a finite number: \"0,1\" in column \"x\", a numeric column in " + c + " (a decimal comma: --decimal ',' reads it)");
   cli_refused({"evaluate", "--train", p, "--decimal", ","},
               "option --decimal: ',' is the delimiter too: give the files' field separator with --delimiter (';' where numbers have "
               "decimal commas, as spreadsheets write them)");

@@ -98,7 +98,8 @@ TEST(Csv, OtherDelimiter) {
   EXPECT_EQ(d.features(0, 0), 1.5f);
   EXPECT_EQ(d.labels[0], "x,y");
   o.numeric = {"a"};  // "1,5" is text in a ';' file: an error where the column must hold numbers
-  EXPECT_NE(error_of("semi2.csv", "a;b;label\n1,5;2;x\n", o).find("semi2.csv:2:1: not a finite number: \"1,5\""), std::string::npos);
+  EXPECT_NE(error_of("semi2.csv", "a;b;label\n1,5;2;x\n", o).find("semi2.csv:2:1: not a finite number: \"1,5\" in column \"a\", which numeric reads as numbers (a decimal comma: decimal ',' reads it)"),
+            std::string::npos);
 }
 
 // A decimal comma: every cell reads as the same text with a point does, in a file of another

@@ -187,6 +187,7 @@ Dataset load_training(const std::string& path, const CsvOptions& o, const std::v
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
   plan.decimal = o.decimal;
+  plan.delimiter = o.delimiter;
   plan.drop_missing = o.drop_missing && !o.lenient;
   plan.drop_features = o.drop_missing_features;
   plan.training = !o.lenient;
@@ -443,6 +444,7 @@ Dataset load_query_csv(const std::string& path, const CsvOptions& o, const Datas
   plan.role = role;
   plan.na = MissingTokens(o.na_values);
   plan.decimal = o.decimal;
+  plan.delimiter = o.delimiter;
   plan.training = false;
   plan.numbers_from = train.source;
   plan.read_as.assign(d, ReadAs::number);

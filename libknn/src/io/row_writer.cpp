@@ -14,6 +14,14 @@ std::string column_named(const std::vector<std::string>& names, std::size_t col)
 
 }  // namespace
 
+// A number with a decimal comma where the mark is a point, in a file whose delimiter is another:
+// the option that reads it. Else "".
+std::string RowWriter::decimal_comma_advice(std::string_view cell) const {
+  if (plan_.decimal != '.' || plan_.delimiter == ',' || cell.find(',') == std::string_view::npos || !cell_is_number(cell, ','))
+    return "";
+  return " (a decimal comma: " + param("decimal") + " ',' reads it)";
+}
+
 RowWriter::RowWriter(const std::string& name, const ReadPlan& plan, Dataset& data, PartState& st, float* dest,
                      std::size_t room)
     : name_(name), plan_(plan), data_(data), st_(st), dest_(dest), room_(room), d_(data.feature_names.size()) {}
@@ -47,7 +55,8 @@ void RowWriter::number_cell(std::size_t line, std::size_t c, std::size_t f, std:
         throw Error::at(name_, line, c + 1,
                         "not a finite number: " + quote(cell) + " in " + column_named(data_.column_names, c) +
                             (plan_.numbers_from.empty() ? ", which " + param("numeric") + " reads as numbers"
-                                                        : ", a numeric column in " + plan_.numbers_from));
+                                                        : ", a numeric column in " + plan_.numbers_from) +
+                            decimal_comma_advice(cell));
       st_.text[f] = 1;  // the column is categorical: the caller reads the file again
       v = kMissingCell;
       break;

@@ -60,6 +60,8 @@ class RowWriter {
   std::size_t rows() const { return rows_; }
 
  private:
+  std::string decimal_comma_advice(std::string_view cell) const;
+
   const std::string& name_;
   const ReadPlan& plan_;
   Dataset& data_;

@@ -26,6 +26,7 @@ struct ReadPlan {
   std::vector<ReadAs> read_as;   // per feature
   MissingTokens na{{}};
   char decimal = '.';            // CsvOptions::decimal
+  char delimiter = ',';          // CsvOptions::delimiter, for the advice on a decimal comma
   bool training = true;          // a missing label is an error (or the row is dropped), not recorded
   bool drop_missing = false;     // training rows with a missing label are dropped
   bool drop_features = true;     // with drop_missing: rows with a missing feature too
