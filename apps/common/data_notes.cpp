@@ -55,7 +55,7 @@ std::vector<std::string> decimal_commas(const Dataset& d, std::size_t f) {
   if (d.options.decimal != '.' || d.options.delimiter == ',') return commas;
   for (const auto& level : d.levels[f]) {
     if (!cell_is_number(level, ',')) return {};
-    if (level.find(',') != std::string::npos) commas.push_back(level);
+    if (decimal_comma_number(level)) commas.push_back(level);
   }
   return commas;
 }

@@ -149,6 +149,10 @@ std::vector<double> numeric_targets(const Dataset& data);
 /// "inf" and "1e99" are not).
 bool cell_is_number(std::string_view cell, char decimal = '.');
 
+/// Whether `cell` holds a comma and is a number where the decimal mark is a comma ("1,5"): the
+/// sign of a file written with decimal commas, for the advice on CsvOptions::decimal.
+bool decimal_comma_number(std::string_view cell);
+
 /// A label's text as a number of a file with this decimal mark ("+" before it allowed), where it
 /// reads whole as a finite double: regression targets, and labels that may be one.
 std::optional<double> label_number(std::string_view text, char decimal = '.');

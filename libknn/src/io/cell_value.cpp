@@ -41,14 +41,19 @@ bool MissingTokens::contains(std::string_view trimmed) const {
   return std::find(tokens_.begin(), tokens_.end(), trimmed) != tokens_.end();
 }
 
+bool pointed_text(std::string_view text, char decimal, std::string& out) {
+  if (decimal != '.' && text.find('.') != std::string_view::npos) return false;
+  out.assign(text);
+  std::replace(out.begin(), out.end(), decimal, '.');
+  return true;
+}
+
 CellKind classify_cell(std::string_view cell, const MissingTokens& na, char decimal, float& value) {
   if (decimal == '.') return classify_cell(cell, na, value);
   const std::string_view t = trim(cell);
   if (na.contains(t)) return CellKind::missing;
-  if (t.find('.') != std::string_view::npos) return CellKind::text;
-  std::string pointed(t);
-  std::replace(pointed.begin(), pointed.end(), decimal, '.');
-  return classify_cell(pointed, na, value);
+  std::string pointed;
+  return pointed_text(t, decimal, pointed) ? classify_cell(pointed, na, value) : CellKind::text;
 }
 
 CellKind classify_other(std::string_view t, const MissingTokens& na, float& value) {

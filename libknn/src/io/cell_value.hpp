@@ -76,6 +76,10 @@ inline const char* scan_plain_number(const char* p, const char* end, float& out)
   return q;
 }
 
+/// `text` as a file of decimal mark `decimal` means it, with a point for the mark: false where
+/// the mark is a comma and `text` holds a point (text, not a number), else `out` is set.
+bool pointed_text(std::string_view text, char decimal, std::string& out);
+
 /// classify_cell for a file whose decimal mark is `decimal` (CsvOptions::decimal): with ',' the
 /// cell's comma is read as a point, and a cell with a point is text.
 CellKind classify_cell(std::string_view cell, const MissingTokens& na, char decimal, float& value);

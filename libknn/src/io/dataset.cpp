@@ -272,6 +272,8 @@ bool cell_is_number(std::string_view cell, char decimal) {
   return detail::classify_cell(cell, none, decimal, value) == detail::CellKind::number;
 }
 
+bool decimal_comma_number(std::string_view cell) { return cell.find(',') != std::string_view::npos && cell_is_number(cell, ','); }
+
 bool names_are_numbers(const std::vector<std::string>& names, char decimal) {
   std::size_t named = 0, first = 0;  // names that are not empty; the position the first one would be
   bool positions = true;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "io/cell_value.hpp"
 #include "knn/dataset.hpp"
 #include "knn/error.hpp"
 
@@ -14,9 +15,7 @@ namespace knn {
 std::optional<double> label_number(std::string_view text, char decimal) {
   std::string pointed;
   if (decimal != '.') {
-    if (text.find('.') != std::string_view::npos) return std::nullopt;
-    pointed.assign(text);
-    std::replace(pointed.begin(), pointed.end(), decimal, '.');
+    if (!detail::pointed_text(text, decimal, pointed)) return std::nullopt;
     text = pointed;
   }
   const char* b = text.data();

@@ -17,8 +17,7 @@ std::string column_named(const std::vector<std::string>& names, std::size_t col)
 // A number with a decimal comma where the mark is a point, in a file whose delimiter is another:
 // the option that reads it. Else "".
 std::string RowWriter::decimal_comma_advice(std::string_view cell) const {
-  if (plan_.decimal != '.' || plan_.delimiter == ',' || cell.find(',') == std::string_view::npos || !cell_is_number(cell, ','))
-    return "";
+  if (plan_.decimal != '.' || plan_.delimiter == ',' || !decimal_comma_number(cell)) return "";
   return " (a decimal comma: " + param("decimal") + " ',' reads it)";
 }
 

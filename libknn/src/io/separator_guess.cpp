@@ -45,7 +45,7 @@ bool decimal_comma_field(const std::vector<std::string_view>& lines, char c) {
       std::size_t end = line.find(c, at);
       if (end == std::string_view::npos) end = line.size();
       const std::string_view field = line.substr(at, end - at);
-      if (field.find(',') != std::string_view::npos && cell_is_number(field, ',')) return true;
+      if (decimal_comma_number(field)) return true;
       at = end + 1;
     }
   }
